@@ -1,0 +1,18 @@
+"""JSON error pages for API paths; HTML stays Django's for the admin."""
+
+from django.http import JsonResponse
+from django.views.defaults import page_not_found, server_error
+
+from common.exception_handler import error_body
+
+
+def handler404(request, exception=None):
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("NOT_FOUND", "Not found."), status=404)
+    return page_not_found(request, exception)
+
+
+def handler500(request):
+    if request.path.startswith("/api/"):
+        return JsonResponse(error_body("INTERNAL_ERROR", "An unexpected error occurred."), status=500)
+    return server_error(request)

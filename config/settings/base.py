@@ -1,0 +1,216 @@
+"""Contexto settings, read from the environment with django-environ.
+
+With nothing set, the embedded default serves: a SQLite file under var/, Celery
+tasks run eagerly in-process, and the offline LLM provider. Naming DATABASE_URL,
+CELERY_BROKER_URL / REDIS_URL and LLM_BASE_URL switches to the real services.
+Every variable is listed in the README's configuration table.
+"""
+
+import secrets
+from pathlib import Path
+
+import environ
+from django.core.exceptions import ImproperlyConfigured
+
+BASE_DIR = Path(__file__).resolve().parent.parent.parent
+VAR_DIR = BASE_DIR / "var"
+VAR_DIR.mkdir(exist_ok=True)
+
+env = environ.Env()
+if (BASE_DIR / ".env").exists():
+    environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# --- Core -------------------------------------------------------------------
+
+DEBUG = env.bool("DEBUG", default=False)
+EMBEDDED = not env("DATABASE_URL", default="")
+
+
+def _secret_key() -> str:
+    key = env("SECRET_KEY", default="")
+    if key:
+        return key
+    if not EMBEDDED:
+        # A real deployment shares one key across processes and machines: no default.
+        raise ImproperlyConfigured("SECRET_KEY must be set when DATABASE_URL is set.")
+    # Embedded mode: one random key per checkout, kept under var/ (never committed).
+    path = VAR_DIR / "secret_key"
+    if not path.exists():
+        path.write_text(secrets.token_urlsafe(50))
+        path.chmod(0o600)
+    return path.read_text().strip()
+
+
+SECRET_KEY = _secret_key()
+ALLOWED_HOSTS = env.list("ALLOWED_HOSTS", default=["127.0.0.1", "localhost", "testserver"])
+CSRF_TRUSTED_ORIGINS = env.list("CSRF_TRUSTED_ORIGINS", default=[])
+
+INSTALLED_APPS = [
+    "django.contrib.admin",
+    "django.contrib.auth",
+    "django.contrib.contenttypes",
+    "django.contrib.sessions",
+    "django.contrib.messages",
+    "django.contrib.staticfiles",
+    "rest_framework",
+    "rest_framework.authtoken",
+    "drf_spectacular",
+    "django_celery_results",
+    "django_celery_beat",
+    "common",
+    "accounts",
+    "knowledge",
+    "ontology",
+    "conversations",
+    "explanations",
+]
+
+MIDDLEWARE = [
+    "django.middleware.security.SecurityMiddleware",
+    "common.middleware.ApiBodySizeLimitMiddleware",
+    "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.common.CommonMiddleware",
+    "django.middleware.csrf.CsrfViewMiddleware",
+    "django.contrib.auth.middleware.AuthenticationMiddleware",
+    "django.contrib.messages.middleware.MessageMiddleware",
+    "django.middleware.clickjacking.XFrameOptionsMiddleware",
+]
+
+ROOT_URLCONF = "config.urls"
+WSGI_APPLICATION = "config.wsgi.application"
+
+TEMPLATES = [
+    {
+        "BACKEND": "django.template.backends.django.DjangoTemplates",
+        "DIRS": [BASE_DIR / "templates"],
+        "APP_DIRS": True,
+        "OPTIONS": {
+            "context_processors": [
+                "django.template.context_processors.request",
+                "django.contrib.auth.context_processors.auth",
+                "django.contrib.messages.context_processors.messages",
+            ],
+        },
+    },
+]
+
+# --- Database and cache -----------------------------------------------------
+
+DATABASES = {
+    "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'contexto.sqlite3'}"),
+}
+if DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    # Reuse connections between requests; health checks drop broken ones.
+    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
+
+REDIS_URL = env("REDIS_URL", default="")
+if REDIS_URL:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+else:
+    CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
+
+# --- Celery ------------------------------------------------------------------
+
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default=REDIS_URL)
+# No broker named: run tasks in-process so the embedded default needs no services.
+CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+CELERY_TASK_EAGER_PROPAGATES = True
+CELERY_RESULT_BACKEND = "django-db"
+CELERY_RESULT_EXTENDED = True
+CELERY_TASK_SERIALIZER = "json"
+CELERY_RESULT_SERIALIZER = "json"
+CELERY_ACCEPT_CONTENT = ["json"]
+CELERY_TASK_TRACK_STARTED = True
+# Global limits so a stuck LLM call can never pin a worker forever.
+CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=60)
+CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
+CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BEAT_SCHEDULER = "django_celery_beat.schedulers:DatabaseScheduler"
+CELERY_BEAT_SCHEDULE: dict = {}
+
+# --- Auth and API -----------------------------------------------------------
+
+AUTH_PASSWORD_VALIDATORS = [
+    {"NAME": "django.contrib.auth.password_validation.UserAttributeSimilarityValidator"},
+    {"NAME": "django.contrib.auth.password_validation.MinimumLengthValidator"},
+    {"NAME": "django.contrib.auth.password_validation.CommonPasswordValidator"},
+    {"NAME": "django.contrib.auth.password_validation.NumericPasswordValidator"},
+]
+LOGIN_URL = "admin:login"
+
+REST_FRAMEWORK = {
+    "DEFAULT_AUTHENTICATION_CLASSES": [
+        "rest_framework.authentication.TokenAuthentication",
+        "rest_framework.authentication.SessionAuthentication",
+    ],
+    "DEFAULT_PERMISSION_CLASSES": [
+        "rest_framework.permissions.IsAuthenticated",
+        "accounts.permissions.HasTenant",
+    ],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PAGINATION_CLASS": "common.pagination.DefaultPagination",
+    "PAGE_SIZE": 50,
+    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    "DEFAULT_THROTTLE_RATES": {"user": env("API_THROTTLE_RATE", default="1200/min")},
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    "EXCEPTION_HANDLER": "common.exception_handler.api_exception_handler",
+    "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
+}
+if DEBUG:
+    REST_FRAMEWORK["DEFAULT_RENDERER_CLASSES"].append("rest_framework.renderers.BrowsableAPIRenderer")
+
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Contexto API",
+    "DESCRIPTION": "Context engine for LLM agents: knowledge routing, UI context, agent turns, explanations.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    "COMPONENT_SPLIT_REQUEST": True,
+}
+
+# Request bodies above this size on /api/ get a 413 before any parsing.
+API_MAX_BODY_BYTES = env.int("API_MAX_BODY_BYTES", default=256 * 1024)
+DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES, 2_621_440)
+
+# --- Knowledge -----------------------------------------------------------------
+
+# Folders of bundled Markdown packages, loaded in order. "none" loads no bundled catalog.
+_catalog_dirs = env.list("KNOWLEDGE_CATALOG_DIR", default=[str(BASE_DIR / "knowledge" / "catalog")])
+KNOWLEDGE_CATALOG_DIRS = [Path(d) for d in _catalog_dirs if d and d.lower() != "none"]
+
+# --- Conversations and LLM --------------------------------------------------------
+
+LLM_BASE_URL = env("LLM_BASE_URL", default="")
+LLM_API_KEY = env("LLM_API_KEY", default="")
+LLM_MODEL = env("LLM_MODEL", default="gpt-4o-mini")
+LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if LLM_BASE_URL else "offline")
+LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
+LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
+MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
+
+# --- Demo ----------------------------------------------------------------------
+
+DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
+
+# --- I18N, static ---------------------------------------------------------------
+
+LANGUAGE_CODE = "pt-br"
+TIME_ZONE = "UTC"
+USE_I18N = True
+USE_TZ = True
+STATIC_URL = "static/"
+STATIC_ROOT = VAR_DIR / "static"
+
+# --- Logging: ids, statuses, counts and durations only; never message text -------
+
+LOG_LEVEL = env("LOG_LEVEL", default="INFO")
+LOGGING = {
+    "version": 1,
+    "disable_existing_loggers": False,
+    "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    "root": {"handlers": ["console"], "level": LOG_LEVEL},
+    "loggers": {"django.db.backends": {"level": "WARNING"}},
+}

@@ -1,0 +1,33 @@
+"""Test settings: the real PostgreSQL and Redis on 127.0.0.1, never SQLite.
+
+TEST_DATABASE_URL / TEST_REDIS_URL let parallel checkouts use their own database
+and Redis db (pytest-django creates test_<name> itself).
+"""
+
+import os
+
+os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
+os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/contexto")
+
+from .base import *  # noqa: E402,F403
+from .base import env  # noqa: E402
+
+DEBUG = False
+DATABASES = {"default": env.db("TEST_DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/contexto")}
+TEST_REDIS_URL = env("TEST_REDIS_URL", default="redis://127.0.0.1:6379/1")
+REDIS_URL = TEST_REDIS_URL
+CACHES = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": TEST_REDIS_URL,
+        "KEY_PREFIX": "contexto-test",
+    }
+}
+# Tests enqueue eagerly unless they start a real worker (see tests that use celery_worker).
+CELERY_BROKER_URL = TEST_REDIS_URL
+CELERY_TASK_ALWAYS_EAGER = True
+PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"user": "100000/min"}}  # noqa: F405
+LLM_PROVIDER = "offline"
+LLM_BASE_URL = ""
+KNOWLEDGE_CATALOG_DIRS = [BASE_DIR / "knowledge" / "catalog"]  # noqa: F405

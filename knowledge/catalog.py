@@ -1,0 +1,127 @@
+"""The effective catalog as an immutable in-memory snapshot, one per process.
+
+`get_active_catalog()` costs one indexed query (the catalog version) when
+nothing changed; after any change, the next call in every process rebuilds.
+"""
+
+import threading
+from dataclasses import dataclass, field
+
+from knowledge.ids import PROCEDURE_PREFIX, normalize_package_key
+from knowledge.models import Package
+from knowledge.selectors import catalog_version_get
+
+
+@dataclass(frozen=True)
+class PackageEntry:
+    package_id: str
+    title: str
+    summary: str
+    kind: str
+    strict: bool
+    aliases: tuple[str, ...]
+    keywords: tuple[str, ...]
+    semantic_ids: tuple[str, ...]
+    source: str
+    body: str
+    revision: int
+
+    @property
+    def is_procedure(self) -> bool:
+        return self.kind == "procedure"
+
+
+@dataclass(frozen=True)
+class Catalog:
+    version: int
+    entries: tuple[PackageEntry, ...]
+    _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
+
+    @classmethod
+    def build(cls, version: int, entries: list[PackageEntry]) -> "Catalog":
+        by_key: dict[str, PackageEntry] = {}
+        for entry in entries:
+            by_key[normalize_package_key(entry.package_id)] = entry
+        for entry in entries:
+            for alias in entry.aliases:
+                by_key.setdefault(normalize_package_key(alias), entry)
+        return cls(version=version, entries=tuple(entries), _by_key=by_key)
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    @property
+    def ids(self) -> list[str]:
+        return [e.package_id for e in self.entries]
+
+    def get(self, package_id: str) -> PackageEntry | None:
+        entry = self._by_key.get(normalize_package_key(package_id or ""))
+        return entry if entry is not None and entry.package_id == package_id else None
+
+    def resolve(self, requested: object) -> PackageEntry | None:
+        """An active package by ID or alias (accents, case, separators ignored; '::' allowed)."""
+        if not isinstance(requested, str):
+            return None
+        value = requested.strip()
+        if value.startswith(PROCEDURE_PREFIX):
+            value = value[len(PROCEDURE_PREFIX) :]
+        key = normalize_package_key(value)
+        return self._by_key.get(key) if key else None
+
+    def render(self) -> str:
+        """The compact catalog for prompts: one line per package, in catalog order."""
+        lines = []
+        for e in self.entries:
+            name = f"{PROCEDURE_PREFIX}{e.package_id}" if e.is_procedure else e.package_id
+            lines.append(f"- {name} — {e.title}: {e.summary}")
+        return "\n".join(lines)
+
+
+_lock = threading.Lock()
+_cached: Catalog | None = None
+
+
+def _load(version: int) -> Catalog:
+    rows = Package.objects.filter(is_active=True).order_by("position", "package_id")
+    entries = [
+        PackageEntry(
+            package_id=p.package_id,
+            title=p.title,
+            summary=p.summary,
+            kind=p.kind,
+            strict=p.strict,
+            aliases=tuple(p.aliases),
+            keywords=tuple(p.keywords),
+            semantic_ids=tuple(p.semantic_ids),
+            source=p.source,
+            body=p.body,
+            revision=p.revision_number,
+        )
+        for p in rows
+        if p.body.strip()
+    ]
+    return Catalog.build(version, entries)
+
+
+def get_active_catalog() -> Catalog:
+    global _cached
+    # Read the version before the rows: a catalog is never labelled newer than its content.
+    version = catalog_version_get()
+    catalog = _cached
+    if catalog is not None and catalog.version == version:
+        return catalog
+    with _lock:
+        if _cached is not None and _cached.version == version:
+            return _cached
+        _cached = _load(version)
+        return _cached
+
+
+def render_package_catalog() -> str:
+    return get_active_catalog().render()
+
+
+def clear_catalog_cache() -> None:
+    global _cached
+    with _lock:
+        _cached = None

@@ -1,0 +1,121 @@
+import hashlib
+import json
+
+from django.conf import settings
+from django.core.validators import RegexValidator
+from django.db import models
+
+from knowledge.ids import PACKAGE_ID_PATTERN
+
+CONTENT_FIELDS = ("title", "summary", "kind", "strict", "aliases", "keywords", "semantic_ids", "source", "body")
+
+
+def content_hash(data: dict) -> str:
+    canonical = json.dumps({f: data.get(f) for f in CONTENT_FIELDS}, sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+class PackageKind(models.TextChoices):
+    KNOWLEDGE = "knowledge", "Knowledge"
+    RULE = "rule", "Rule"
+    PROCEDURE = "procedure", "Procedure"
+
+
+class PackageOrigin(models.TextChoices):
+    BUNDLED = "bundled", "Bundled file"
+    ADMIN = "admin", "Created in the admin"
+
+
+class Package(models.Model):
+    """A knowledge package: its live content and its state in the effective catalog.
+
+    Bundled packages mirror a Markdown file (`bundled_content`); an admin edit
+    overrides it (`is_overridden`), deactivation hides it, reset goes back to the
+    file. The live fields always equal `live_revision`'s snapshot.
+    """
+
+    package_id = models.CharField(
+        "ID", max_length=64, unique=True, validators=[RegexValidator(PACKAGE_ID_PATTERN, "Use UPPER_SNAKE_CASE.")]
+    )
+    origin = models.CharField(max_length=16, choices=PackageOrigin.choices, default=PackageOrigin.ADMIN)
+    position = models.PositiveIntegerField(default=0, help_text="Catalog order (lower first).")
+    is_active = models.BooleanField("active", default=True)
+    is_overridden = models.BooleanField("overridden", default=False)
+
+    title = models.CharField(max_length=200)
+    summary = models.CharField(max_length=300)
+    kind = models.CharField(max_length=16, choices=PackageKind.choices, default=PackageKind.KNOWLEDGE)
+    strict = models.BooleanField(default=False, help_text="Rules only: strict rules always arrive in full.")
+    aliases = models.JSONField(default=list, blank=True)
+    keywords = models.JSONField(default=list, blank=True)
+    semantic_ids = models.JSONField(default=list, blank=True)
+    source = models.CharField(max_length=300, blank=True)
+    body = models.TextField()
+
+    bundled_content = models.JSONField(null=True, blank=True, editable=False)
+    bundled_path = models.CharField(max_length=500, blank=True, editable=False)
+    revision_number = models.PositiveIntegerField(default=0, editable=False)
+    content_hash = models.CharField(max_length=64, blank=True, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["position", "package_id"]
+        permissions = [("curate_package", "Can curate knowledge packages")]
+
+    def __str__(self) -> str:
+        return self.package_id
+
+    def content(self) -> dict:
+        return {f: getattr(self, f) for f in CONTENT_FIELDS}
+
+
+class PackageRevision(models.Model):
+    """An immutable snapshot of a package after one saved change."""
+
+    class Action(models.TextChoices):
+        CREATED = "created", "Created"
+        EDITED = "edited", "Edited"
+        BUNDLED_SYNC = "bundled_sync", "Bundled file loaded"
+        IMPORTED = "imported", "Imported"
+        ACTIVATED = "activated", "Activated"
+        DEACTIVATED = "deactivated", "Deactivated"
+        REVERTED = "reverted", "Reverted"
+        RESET = "reset", "Reset to bundled"
+
+    package = models.ForeignKey(Package, on_delete=models.CASCADE, related_name="revisions")
+    number = models.PositiveIntegerField()
+    action = models.CharField(max_length=16, choices=Action.choices)
+    data = models.JSONField(help_text="Content fields plus is_active and is_overridden at this revision.")
+    content_hash = models.CharField(max_length=64)
+    author = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    note = models.CharField(max_length=500, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["package", "-number"]
+        constraints = [models.UniqueConstraint(fields=["package", "number"], name="unique_package_revision_number")]
+
+    def __str__(self) -> str:
+        return f"{self.package_id} r{self.number}"
+
+    def save(self, *args, **kwargs):
+        if self.pk is not None:
+            raise ValueError("Package revisions are immutable.")
+        super().save(*args, **kwargs)
+
+
+class CatalogState(models.Model):
+    """A single row whose version bumps on every catalog change.
+
+    Every process compares it with the version of its in-memory catalog and
+    rebuilds on the next request after a change: no restart, no stale cache.
+    """
+
+    version = models.PositiveBigIntegerField(default=1)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    def __str__(self) -> str:
+        return f"catalog v{self.version}"
