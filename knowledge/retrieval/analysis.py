@@ -1,0 +1,209 @@
+"""Text analysis for retrieval: Portuguese first, then English and Spanish.
+
+One analyzer for documents and queries, so the same word always becomes the
+same term whatever language the surrounding text is in:
+
+1. split into tokens; identifiers and codes (``PRICING_RULES``,
+   ``PT-2026-004821``, ``workPermit.components``) stay whole;
+2. lower case; stop words (pt + en + es, folded) are dropped;
+3. Snowball stemming with the Portuguese, English and Spanish stemmers,
+   keeping the shortest stem (ties go to Portuguese). Taking the shortest
+   conflates the inflections of each language ("kits"/"kit", "sending"/
+   "send", "preços"/"preço") without having to guess the language of a
+   three-word question;
+4. accent folding *after* stemming: the Portuguese stemmer needs ç/ã/õ to
+   find its suffixes.
+
+Word→term results are cached (stemming dominates indexing time).
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable, Mapping
+from functools import lru_cache
+
+import Stemmer
+
+from .stopwords import STOP_WORDS
+
+# A word, optionally joined to more words by "_", "-", "." or "/" without
+# spaces: "PRICING_RULES", "PT-2026-004821", "workPermit.components".
+_TOKEN_RE = re.compile(r"[^\W_]+(?:[_\-./][^\W_]+)*", re.UNICODE)
+_JOINERS_RE = re.compile(r"[_\-./]+")
+_HAS_DIGIT_RE = re.compile(r"\d")
+
+_STEMMERS = (
+    Stemmer.Stemmer("portuguese"),
+    Stemmer.Stemmer("english"),
+    Stemmer.Stemmer("spanish"),
+)
+
+MIN_WORD_LENGTH = 2
+
+
+def fold(text: str) -> str:
+    """Remove diacritics (ção → cao); keeps case."""
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=200_000)
+def stem(word: str) -> str:
+    """Shortest Snowball stem over pt/en/es of a lower-case word, folded."""
+    best = word
+    for stemmer in _STEMMERS:
+        candidate = stemmer.stemWord(word)
+        if len(candidate) < len(best):
+            best = candidate
+    return fold(best)
+
+
+def _is_code(raw: str) -> bool:
+    """A joined token is an identifier/code rather than a hyphenated word."""
+    if "_" in raw or _HAS_DIGIT_RE.search(raw):
+        return True
+    # "workPermit.components" (camelCase) or "PT-ABC" (capitals after the first).
+    return any(ch.isupper() for ch in raw[1:])
+
+
+def _word_term(word: str) -> str | None:
+    lower = word.lower()
+    folded = fold(lower)
+    if len(folded) < MIN_WORD_LENGTH and not folded.isdigit():
+        return None
+    if folded in STOP_WORDS:
+        return None
+    if folded.isdigit():
+        return folded
+    return stem(lower)
+
+
+def code_term(raw: str) -> str:
+    """Normalized whole form of an identifier or code (case/accents folded)."""
+    return fold(raw.lower()).strip("_-./")
+
+
+@lru_cache(maxsize=50_000)
+def _analyze_token(raw: str) -> tuple[str, ...]:
+    if _JOINERS_RE.search(raw):
+        if _is_code(raw):
+            term = code_term(raw)
+            return (term,) if term else ()
+        return tuple(t for part in _JOINERS_RE.split(raw) if part and (t := _word_term(part)))
+    term = _word_term(raw)
+    return (term,) if term else ()
+
+
+def tokens(text: str) -> list[str]:
+    """Raw tokens (no normalization), identifiers kept whole."""
+    return _TOKEN_RE.findall(text or "")
+
+
+def analyze(text: str) -> list[str]:
+    """Terms of a text, in order, duplicates kept (term frequency matters)."""
+    out: list[str] = []
+    for raw in _TOKEN_RE.findall(text or ""):
+        out.extend(_analyze_token(raw))
+    return out
+
+
+def analyze_identifier(identifier: str) -> list[str]:
+    """Terms of an ID or alias field: the whole code, then its word parts.
+
+    ``PRICING_RULES`` indexes as ``pricing_rules`` (what a user pasting the
+    ID types) plus ``pric`` and ``rul`` (what a user writing words types).
+    """
+    whole = code_term(identifier)
+    if not whole:
+        return []
+    out = [whole]
+    for part in _JOINERS_RE.split(identifier):
+        if part and (term := _word_term(part)) and term != whole:
+            out.append(term)
+    return out
+
+
+def analyze_fields(fields: Mapping[str, str | Iterable[str]]) -> dict[str, list[str]]:
+    """Analyze named fields: ``id``/``aliases`` as identifiers, the rest as text."""
+    out: dict[str, list[str]] = {}
+    for name, value in fields.items():
+        values = [value] if isinstance(value, str) else list(value)
+        terms: list[str] = []
+        for item in values:
+            terms.extend(analyze_identifier(item) if name in ("id", "aliases") else analyze(item))
+        out[name] = terms
+    return out
+
+
+def query_key(text: str) -> str:
+    """Order- and duplicate-insensitive key of a question (feedback, cache)."""
+    return " ".join(sorted(set(analyze(text))))
+
+
+# --------------------------------------------------------------------------
+# Typo tolerance: edit distance 1 against the index vocabulary.
+# --------------------------------------------------------------------------
+
+TYPO_MIN_LENGTH = 4
+
+
+def _deletes(term: str) -> set[str]:
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance ≤ 1 (one insert, delete, substitute or swap)."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    if la > lb:
+        a, b = b, a
+    # b is one longer: deleting one character of b gives a.
+    return a in _deletes(b)
+
+
+class TypoExpander:
+    """Maps an unknown query term to known terms one edit away.
+
+    A symmetric-delete map (SymSpell style) built lazily on the first unknown
+    term, so indexes that never see a typo never pay for it. Only terms of at
+    least ``TYPO_MIN_LENGTH`` characters are corrected: short stems are too
+    often another real word one edit away.
+    """
+
+    def __init__(self, vocabulary: Mapping[str, int]):
+        # vocabulary: term -> document frequency (used to prefer common terms)
+        self._vocabulary = vocabulary
+        self._deletes: dict[str, list[str]] | None = None
+
+    def _build(self) -> dict[str, list[str]]:
+        table: dict[str, list[str]] = {}
+        for term in self._vocabulary:
+            if len(term) < TYPO_MIN_LENGTH - 1 or "_" in term:
+                continue
+            table.setdefault(term, []).append(term)
+            for deleted in _deletes(term):
+                table.setdefault(deleted, []).append(term)
+        return table
+
+    def expand(self, term: str, limit: int = 2) -> list[str]:
+        if term in self._vocabulary or len(term) < TYPO_MIN_LENGTH or term.isdigit():
+            return []
+        if self._deletes is None:
+            self._deletes = self._build()
+        found: set[str] = set()
+        for key in {term} | _deletes(term):
+            for candidate in self._deletes.get(key, ()):
+                if candidate not in found and _within_one_edit(term, candidate):
+                    found.add(candidate)
+        ranked = sorted(found, key=lambda t: (-self._vocabulary[t], t))
+        return ranked[:limit]

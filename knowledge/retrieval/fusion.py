@@ -1,0 +1,60 @@
+"""Weighted reciprocal rank fusion and token estimates."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Mapping, Sequence
+
+DEFAULT_WEIGHTS: dict[str, float] = {
+    # An ID or alias the user typed is the strongest evidence there is.
+    "id": 6.0,
+    # The UI element in focus is documented by this entry.
+    "semantic": 4.0,
+    # Curated keywords are precise but short; above raw BM25.
+    "keyword": 2.0,
+    "bm25": 2.0,
+    # Entries a curator fetched after seeing them listed for this question.
+    "feedback": 3.0,
+    # Parents of the focus and the page: context, not an answer.
+    "semantic_parent": 1.5,
+    "semantic_page": 0.8,
+    # One hop from a strong hit, damped further by the hop itself.
+    "wikilink": 0.6,
+}
+DEFAULT_RRF_K = 5
+
+
+def weighted_rrf(
+    rankings: Mapping[str, Sequence[str]],
+    weights: Mapping[str, float],
+    k: float = DEFAULT_RRF_K,
+) -> dict[str, float]:
+    """Σ_signal weight / (k + rank), rank starting at 1; unknown signals weigh 0.
+
+    A small k (5 rather than the classic 60) keeps first place clearly ahead:
+    catalogs are small and each signal's list is short.
+    """
+    fused: dict[str, float] = {}
+    for signal, ranked in rankings.items():
+        weight = weights.get(signal, 0.0)
+        if not weight:
+            continue
+        for rank, key in enumerate(ranked, start=1):
+            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+    return fused
+
+
+_WORD_RE = re.compile(r"\S+")
+
+
+def estimate_tokens(text: str) -> int:
+    """Tokens a BPE model would use, without downloading a tokenizer.
+
+    Portuguese prose runs at about 4 characters or 0.75 words per token in
+    the common BPE vocabularies; taking the larger of both estimates errs on
+    the side of fitting under the budget.
+    """
+    if not text:
+        return 0
+    return max(math.ceil(len(text) / 4), math.ceil(len(_WORD_RE.findall(text)) * 4 / 3))

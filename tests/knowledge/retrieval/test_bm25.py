@@ -1,0 +1,92 @@
+import numpy as np
+import pytest
+from rank_bm25 import BM25Okapi, BM25Plus
+
+from knowledge.retrieval.analysis import analyze
+from knowledge.retrieval.bm25 import SparseBM25Index
+
+TEXTS = [
+    "Prazo de entrega do sequenciamento Sanger em dias úteis",
+    "Coleta de amostra de solo com trado e kit de coleta",
+    "Preço do sequenciamento Sanger por reação e desconto por volume",
+    "Kit de qPCR para o laboratório do cliente com reagentes",
+    "Prazo urgente: taxa de urgência e prazo reduzido",
+    "Envio de amostras: concentração, volume mínimo e acondicionamento",
+    "Primers universais M13 e primer do cliente para Sanger",
+    "Tamanho máximo do genoma bacteriano e de fungos",
+]
+CORPUS = [analyze(t) for t in TEXTS]
+QUERIES = [["praz", "sang"], ["amostr", "sol"], ["kit"], ["praz", "praz", "urgenc"], ["inexistent"], ["sang", "genom", "primer"]]
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_scores_equal_rank_bm25_bm25plus(query):
+    index = SparseBM25Index.build(CORPUS)
+    reference = BM25Plus(CORPUS)
+    assert np.allclose(index.scores(query), reference.get_scores(query))
+
+
+@pytest.mark.parametrize("query", QUERIES)
+def test_candidate_scores_equal_rank_bm25_batch_scores(query):
+    index = SparseBM25Index.build(CORPUS)
+    reference = BM25Plus(CORPUS)
+    candidates = [6, 0, 2]
+    assert np.allclose(index.scores(query, candidates=np.array(candidates)), reference.get_batch_scores(query, candidates))
+
+
+def test_parameters_are_honoured_like_rank_bm25():
+    index = SparseBM25Index.build(CORPUS, k1=1.2, b=0.5, delta=0.5)
+    reference = BM25Plus(CORPUS, k1=1.2, b=0.5, delta=0.5)
+    assert np.allclose(index.scores(["praz", "sang"]), reference.get_scores(["praz", "sang"]))
+
+
+def test_term_in_exactly_half_the_documents_still_scores():
+    corpus = [["sanger", "prazo"], ["sanger", "preco"], ["solo"], ["kit"]]
+    # The trap: BM25Okapi's IDF is zero for a term in exactly half the documents.
+    assert np.allclose(BM25Okapi(corpus).get_scores(["sanger"]), 0.0)
+    index = SparseBM25Index.build(corpus)
+    scores = index.scores(["sanger"])
+    assert scores[0] > scores[2] and scores[1] > scores[3]
+    assert [doc for doc, _ in index.top_k(["sanger"], 5)] == [0, 1]
+
+
+def test_a_tiny_filtered_candidate_set_keeps_whole_corpus_idf():
+    corpus = [["sanger", "prazo"], ["sanger", "preco"], ["solo"], ["kit"], ["kit", "prazo"]]
+    # Re-indexing only the two filtered candidates is what zeroes BM25Okapi...
+    assert np.allclose(BM25Okapi([corpus[0], corpus[1]]).get_scores(["prazo"]), 0.0)
+    # ...whereas the candidates scored inside the whole index keep a positive IDF.
+    index = SparseBM25Index.build(corpus)
+    scores = index.scores(["prazo"], candidates=[0, 1])
+    assert scores[0] > scores[1] > 0
+    assert index.top_k(["prazo"], 3, candidates=[0, 1]) == [(0, pytest.approx(scores[0]))]
+
+
+def test_idf_is_positive_even_for_a_term_in_every_document():
+    index = SparseBM25Index.build([["a", "b"], ["a"], ["a", "c"]])
+    assert index.idf("a") > 0
+    assert index.top_k(["a"], 2)
+
+
+def test_top_k_orders_by_score_then_document_and_skips_unmatched():
+    index = SparseBM25Index.build(CORPUS)
+    reference = BM25Plus(CORPUS).get_scores(["sang"])
+    top = index.top_k(["sang"], 2)
+    assert [d for d, _ in top] == list(np.argsort(-reference, kind="stable")[:2])
+    assert np.allclose([s for _, s in top], np.sort(reference)[::-1][:2])
+    assert index.top_k(["nothing"], 3) == []
+    assert len(index.top_k(["sang"], 50)) == 3
+
+
+def test_weighted_build_equals_repeating_tokens():
+    docs = [{"praz": 2.0, "sang": 1.0}, {"sol": 1.0}, {"praz": 1.0}]
+    index = SparseBM25Index.build_weighted(docs, [3.0, 1.0, 1.0])
+    plain = SparseBM25Index.build([["praz", "praz", "sang"], ["sol"], ["praz"]])
+    assert np.allclose(index.scores(["praz", "sang"]), plain.scores(["praz", "sang"]))
+
+
+def test_empty_index_and_empty_query():
+    index = SparseBM25Index.build([])
+    assert index.top_k(["x"], 3) == []
+    index = SparseBM25Index.build(CORPUS)
+    assert index.top_k([], 3) == []
+    assert np.allclose(index.scores([]), 0.0)
