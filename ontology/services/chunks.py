@@ -220,7 +220,7 @@ def chunk_accept_proposal(*, acting_user, chunk: Chunk) -> Chunk:
 def chunk_metadata_update(*, acting_user, chunk: Chunk, metadata: dict, text: str | None = None) -> Chunk:
     """Curator edit. A validated/indexed chunk of a critical class goes back to `tagged`
     (it must be validated again); others keep their state."""
-    chunk = Chunk.objects.select_for_update().select_related("ontology_class").get(pk=chunk.pk)
+    chunk = Chunk.objects.select_for_update(of=("self",)).select_related("ontology_class").get(pk=chunk.pk)
     changed = metadata != chunk.metadata or (text is not None and text != chunk.text)
     if text is not None:
         if not text.strip():
@@ -240,7 +240,7 @@ def chunk_metadata_update(*, acting_user, chunk: Chunk, metadata: dict, text: st
 
 @transaction.atomic
 def chunk_validate(*, acting_user, chunk: Chunk) -> Chunk:
-    chunk = Chunk.objects.select_for_update().select_related("ontology_class").get(pk=chunk.pk)
+    chunk = Chunk.objects.select_for_update(of=("self",)).select_related("ontology_class").get(pk=chunk.pk)
     if chunk.state == S.VALIDATED:
         return chunk
     if chunk.ontology_class is not None and chunk.ontology_class.critical and not _can_validate_critical(acting_user):
@@ -258,7 +258,7 @@ def chunk_validate(*, acting_user, chunk: Chunk) -> Chunk:
 
 @transaction.atomic
 def chunk_index(*, acting_user, chunk: Chunk) -> Chunk:
-    chunk = Chunk.objects.select_for_update().select_related("ontology_class", "validated_by").get(pk=chunk.pk)
+    chunk = Chunk.objects.select_for_update(of=("self",)).select_related("ontology_class", "validated_by").get(pk=chunk.pk)
     if chunk.state == S.INDEXED:
         return chunk
     if chunk.ontology_class is not None and chunk.ontology_class.critical and not _can_validate_critical(chunk.validated_by):
