@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from django.db.models import Count, Max, QuerySet
 
 from ontology.exceptions import UnknownSkillError
-from ontology.models import Chunk, ChunkState, MetadataSchema, Profile, Skill
+from ontology.models import Chunk, ChunkState, MetadataSchema, Profile, ProfileSkill, Skill
 from ontology.routing.corpus import ChunkRecord, Corpus
 from ontology.routing.data import CURRENT_SCHEMA_VERSION, metadata_schema
 
@@ -46,7 +46,9 @@ def profile_get(*, tenant, user=None, external_user_id: str = "") -> Profile | N
 
 
 def profile_skills(profile: Profile) -> list[Skill]:
-    return [ps.skill for ps in profile.profile_skills.all() if ps.skill.is_active]
+    """The profile's active skills, read fresh (not from a prefetch cache)."""
+    rows = ProfileSkill.objects.filter(profile=profile, skill__is_active=True).select_related("skill")
+    return [ps.skill for ps in rows.order_by("skill__slug")]
 
 
 def current_metadata_schema() -> tuple[str, dict]:
