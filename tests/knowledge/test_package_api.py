@@ -52,3 +52,10 @@ def test_openapi_schema_and_docs_are_served(client, db):
     assert schema.status_code == 200
     assert b"/api/v1/packages" in schema.content
     assert client.get("/api/docs/").status_code == 200
+
+
+def test_unknown_api_path_is_json_404(client, db, settings):
+    settings.DEBUG = True
+    response = client.get("/api/v1/nothing-here")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"
