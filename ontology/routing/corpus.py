@@ -118,6 +118,7 @@ class Corpus:
         self.position = {r.chunk_id: i for i, r in enumerate(self.records)}
         self.doc_terms = [_document_terms(r) for r in self.records]
         self.index = SparseBM25Index.build(self.doc_terms, **BM25_PARAMS) if self.records else None
+        self._postings: dict[str, dict[str, frozenset[int]]] = {}
         self.backlinks: dict[str, set[str]] = {}
         for r in self.records:
             for target in r.wikilinks:
@@ -130,13 +131,35 @@ class Corpus:
         pos = self.position.get(chunk_id)
         return self.records[pos] if pos is not None else None
 
+    def _postings_for(self, key: str) -> dict[str, frozenset[int]]:
+        """value → positions of the chunks carrying it (built once per metadata key)."""
+        postings = self._postings.get(key)
+        if postings is None:
+            building: dict[str, set[int]] = {}
+            for i, r in enumerate(self.records):
+                for value in r.values(key):
+                    building.setdefault(value, set()).add(i)
+            postings = self._postings[key] = {v: frozenset(ps) for v, ps in building.items()}
+        return postings
+
     def candidates(
         self, filters: Mapping[str, Sequence[str]], predicate: Callable[[ChunkRecord], bool] | None = None
     ) -> np.ndarray:
-        return np.asarray(
-            [i for i, r in enumerate(self.records) if matches(r, filters) and (predicate is None or predicate(r))],
-            dtype=np.int64,
-        )
+        """Positions of the chunks satisfying every filter (same semantics as :func:`matches`),
+        from per-key postings, so the cost follows the matches, not the corpus size."""
+        selected: set[int] | None = None
+        for key, allowed in filters.items():
+            postings = self._postings_for(key)
+            hit: set[int] = set(postings.get(WILDCARD, ()))
+            for value in allowed:
+                hit |= postings.get(value, frozenset())
+            selected = hit if selected is None else selected & hit
+            if not selected:
+                return np.zeros(0, dtype=np.int64)
+        positions = range(len(self.records)) if selected is None else sorted(selected)
+        if predicate is not None:
+            positions = [i for i in positions if predicate(self.records[i])]
+        return np.asarray(list(positions), dtype=np.int64)
 
     def match_scores(self, query_terms: Sequence[str], candidates: np.ndarray) -> np.ndarray:
         """BM25 scores of the candidates without the BM25+ floor (0 = no query term)."""

@@ -184,3 +184,10 @@ def test_the_route_is_deterministic(corpus, seed_skills, skill_specs):
     a = route(message=SEED_MESSAGE, skills=seed_skills, corpus=corpus, skill_catalog=skill_specs).as_dict()
     b = route(message=SEED_MESSAGE, skills=seed_skills, corpus=corpus, skill_catalog=skill_specs).as_dict()
     assert a == b
+
+
+def test_candidates_from_postings_equal_the_matches_predicate(corpus):
+    for filters in (FILTERS, CONTEXT, {"bioma": ["pampa"]}, {"cultura": ["cafe"], "bioma": ["cerrado"]},
+                    {"classe_ontologica": ["nada"]}, {}):
+        expected = [i for i, r in enumerate(corpus.records) if matches(r, filters)]
+        assert corpus.candidates(filters).tolist() == expected
