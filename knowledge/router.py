@@ -74,7 +74,8 @@ def router_config() -> RouterConfig:
         max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", 3)),
         budget_tokens=int(getattr(settings, "KNOWLEDGE_BUDGET_TOKENS", 2000)),
         listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", 0.3)),
-        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.5)),
+        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.35)),
+        unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
     )
 

@@ -205,7 +205,10 @@ KNOWLEDGE_BUDGET_TOKENS = env.int("KNOWLEDGE_BUDGET_TOKENS", default=2000)
 # Relevance threshold: share of the question's IDF an entry must hold to be
 # listed / to arrive in full (language-neutral; tuned on knowledge/evaluation).
 KNOWLEDGE_LISTED_COVERAGE = 0.3
-KNOWLEDGE_FULL_COVERAGE = 0.5
+KNOWLEDGE_FULL_COVERAGE = 0.35
+# A question word the catalog never saw weighs 1.5x the rarest known term in
+# that share: asking about something unknown is the out-of-domain evidence.
+KNOWLEDGE_UNKNOWN_TERM_WEIGHT = 1.5
 # Fetch feedback: half-life of the signal, weight needed to promote to full,
 # and how close (term Jaccard) a new question must be to a recorded one.
 KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS = env.float("KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", default=14.0)

@@ -100,11 +100,15 @@ class RouterConfig:
     # entry must contain. Language-neutral: it is relative to the
     # question's own terms, not to a raw score that varies with its length.
     listed_coverage: float = 0.3
-    full_coverage: float = 0.5
+    full_coverage: float = 0.35
     # An entry must also score at least this share of the part's best BM25.
     full_relative_score: float = 0.35
     bm25_top_k: int = 40
     typo_weight: float = 0.7
+    # A question term the catalog has never seen weighs this many times the
+    # rarest known term in the coverage denominator: talking about something
+    # the catalog does not know is evidence of an out-of-domain question.
+    unknown_term_weight: float = 1.5
     feedback_min_weight: float = 0.5
     k1: float = 1.2
     b: float = 0.75
@@ -365,7 +369,7 @@ class RouterIndex:
             if fixes:
                 slots.append(_Slot(fixes, self.config.typo_weight, max(self.bm25.idf(f) for f in fixes), term))
             else:
-                slots.append(_Slot([], 0.0, self.bm25.max_idf, term))
+                slots.append(_Slot([], 0.0, self.config.unknown_term_weight * self.bm25.max_idf, term))
         return slots
 
     def _query_weights(self, slots: Sequence[_Slot]) -> dict[str, float]:
@@ -478,10 +482,18 @@ class RouterIndex:
                     for r, i in enumerate(ranked, 1):
                         note(i, "bm25", r, "scored among context hits only (cascade)")
         else:
-            for r, (i, score, kws) in enumerate(self.keyword_hits(content), 1):
-                rankings.setdefault("keyword", []).append(i)
-                note(i, "keyword", r, ", ".join(kws))
-                eligible.add(i)
+            keyword_hits = self.keyword_hits(content)
+            if keyword_hits:
+                # A keyword alone is not an answer: the entry must also hold
+                # enough of the question ("delivery time for a pizza").
+                kw_docs = np.asarray([i for i, _, _ in keyword_hits], dtype=np.int64)
+                kw_coverage, _ = self._coverage(content, kw_docs)
+                for r, ((i, score, kws), cov) in enumerate(zip(keyword_hits, kw_coverage), 1):
+                    rankings.setdefault("keyword", []).append(i)
+                    strong = cov >= cfg.full_coverage
+                    note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
+                    if strong:
+                        eligible.add(i)
             hits = self.bm25.top_k(query, cfg.bm25_top_k) if query else []
             if hits:
                 docs = np.asarray([i for i, _ in hits], dtype=np.int64)
