@@ -105,7 +105,7 @@ class RouterIndexHolder:
         config = router_config()
         fingerprint = _config_fingerprint(config)
         index = self._index
-        if index is not None and index.version == catalog.version and self._fingerprint == fingerprint:
+        if index is not None and self._fresh(index, catalog) and self._fingerprint == fingerprint:
             return index, fingerprint
         if index is not None and not self._build_lock.acquire(blocking=False):
             # Another thread is building the new index: keep serving the old one.
@@ -114,16 +114,23 @@ class RouterIndexHolder:
             self._build_lock.acquire()
         try:
             index = self._index
-            if index is None or index.version != catalog.version or self._fingerprint != fingerprint:
+            if index is None or not self._fresh(index, catalog) or self._fingerprint != fingerprint:
                 index = self._build(catalog, config)
                 self._index, self._fingerprint = index, fingerprint
             return index, self._fingerprint
         finally:
             self._build_lock.release()
 
+    @staticmethod
+    def _fresh(index: RouterIndex, catalog) -> bool:
+        # Same version and the very catalog snapshot it was built from (a
+        # catalog rebuilt at an equal version, e.g. after a test rollback, is new).
+        return index.version == catalog.version and index.source is catalog
+
     def _build(self, catalog, config: RouterConfig) -> RouterIndex:
         started = time.perf_counter()
         index = RouterIndex(catalog.entries, config=config, version=catalog.version)
+        index.source = catalog
         self.builds += 1
         logger.info(
             "router_index_built version=%s entries=%d ms=%.1f",
@@ -178,7 +185,9 @@ def route_context(
     index, fingerprint = index_holder.get()
     tenant_id = getattr(tenant, "pk", tenant)
     fb_version = feedback_version()
-    key = _cache_key(fingerprint, index.version, fb_version, message, ctx, budget_tokens, max_full, tenant_id)
+    key = _cache_key(
+        f"{fingerprint}:{index.content_digest}", index.version, fb_version, message, ctx, budget_tokens, max_full, tenant_id
+    )
     result: RouteResult | None = cache.get(key) if use_cache else None
     cached = result is not None
     if result is None:

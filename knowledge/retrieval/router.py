@@ -27,6 +27,7 @@ name only; every other relevant entry listed (id, title, one line).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -306,6 +307,13 @@ class RouterIndex:
                     self._links.setdefault(i, []).append(j)
                     self._links.setdefault(j, []).append(i)
         self.strict_rules = [i for i, e in enumerate(self.entries) if e.kind == KIND_RULE and e.strict]
+        digest = hashlib.sha1()
+        for e in self.entries:
+            digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
+            digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+        # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
+        self.content_digest = digest.hexdigest()[:16]
+        self.source: object = None
         self.build_ms = (time.perf_counter() - started) * 1000
 
     def __len__(self) -> int:
