@@ -119,3 +119,51 @@ class CatalogState(models.Model):
 
     def __str__(self) -> str:
         return f"catalog v{self.version}"
+
+
+class FetchFeedback(models.Model):
+    """An entry the agent fetched after it was only listed for a question.
+
+    One row per (normalized question, package, tenant). `weight` is an
+    exponentially decayed count as of `last_fetched_at`: each fetch adds 1 to
+    the decayed value; readers decay it to "now" with the half-life setting.
+    An entry whose weight stays above the threshold arrives in full the next
+    time the same (or a close) question is asked.
+    """
+
+    query_key = models.CharField(
+        max_length=500, help_text="The question's analyzed terms, sorted: order, case and stop words ignored."
+    )
+    package_id = models.CharField("package ID", max_length=64, db_index=True)
+    tenant = models.ForeignKey(
+        "accounts.Tenant", null=True, blank=True, on_delete=models.CASCADE, related_name="+",
+        help_text="Empty: learnt for every tenant.",
+    )  # fmt: skip
+    listed_then_fetched = models.PositiveIntegerField(default=0)
+    weight = models.FloatField(default=0.0, help_text="Decayed fetch count as of the last fetch.")
+    last_fetched_at = models.DateTimeField()
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-last_fetched_at"]
+        verbose_name = "fetch feedback"
+        verbose_name_plural = "fetch feedback"
+        constraints = [
+            models.UniqueConstraint(
+                fields=["query_key", "package_id", "tenant"],
+                name="unique_fetch_feedback_per_tenant",
+                condition=models.Q(tenant__isnull=False),
+            ),
+            models.UniqueConstraint(
+                fields=["query_key", "package_id"],
+                name="unique_fetch_feedback_global",
+                condition=models.Q(tenant__isnull=True),
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.package_id} ← “{self.query_key}”"
+
+    def weight_at(self, now, half_life_seconds: float) -> float:
+        age = max((now - self.last_fetched_at).total_seconds(), 0.0)
+        return self.weight * 0.5 ** (age / half_life_seconds) if half_life_seconds > 0 else self.weight

@@ -27,6 +27,7 @@ name only; every other relevant entry listed (id, title, one line).
 
 from __future__ import annotations
 
+import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
@@ -100,11 +101,15 @@ class RouterConfig:
     # entry must contain. Language-neutral: it is relative to the
     # question's own terms, not to a raw score that varies with its length.
     listed_coverage: float = 0.3
-    full_coverage: float = 0.5
+    full_coverage: float = 0.35
     # An entry must also score at least this share of the part's best BM25.
     full_relative_score: float = 0.35
     bm25_top_k: int = 40
     typo_weight: float = 0.7
+    # A question term the catalog has never seen weighs this many times the
+    # rarest known term in the coverage denominator: talking about something
+    # the catalog does not know is evidence of an out-of-domain question.
+    unknown_term_weight: float = 1.5
     feedback_min_weight: float = 0.5
     k1: float = 1.2
     b: float = 0.75
@@ -302,6 +307,13 @@ class RouterIndex:
                     self._links.setdefault(i, []).append(j)
                     self._links.setdefault(j, []).append(i)
         self.strict_rules = [i for i, e in enumerate(self.entries) if e.kind == KIND_RULE and e.strict]
+        digest = hashlib.sha1()
+        for e in self.entries:
+            digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
+            digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+        # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
+        self.content_digest = digest.hexdigest()[:16]
+        self.source: object = None
         self.build_ms = (time.perf_counter() - started) * 1000
 
     def __len__(self) -> int:
@@ -365,7 +377,7 @@ class RouterIndex:
             if fixes:
                 slots.append(_Slot(fixes, self.config.typo_weight, max(self.bm25.idf(f) for f in fixes), term))
             else:
-                slots.append(_Slot([], 0.0, self.bm25.max_idf, term))
+                slots.append(_Slot([], 0.0, self.config.unknown_term_weight * self.bm25.max_idf, term))
         return slots
 
     def _query_weights(self, slots: Sequence[_Slot]) -> dict[str, float]:
@@ -478,10 +490,18 @@ class RouterIndex:
                     for r, i in enumerate(ranked, 1):
                         note(i, "bm25", r, "scored among context hits only (cascade)")
         else:
-            for r, (i, score, kws) in enumerate(self.keyword_hits(content), 1):
-                rankings.setdefault("keyword", []).append(i)
-                note(i, "keyword", r, ", ".join(kws))
-                eligible.add(i)
+            keyword_hits = self.keyword_hits(content)
+            if keyword_hits:
+                # A keyword alone is not an answer: the entry must also hold
+                # enough of the question ("delivery time for a pizza").
+                kw_docs = np.asarray([i for i, _, _ in keyword_hits], dtype=np.int64)
+                kw_coverage, _ = self._coverage(content, kw_docs)
+                for r, ((i, score, kws), cov) in enumerate(zip(keyword_hits, kw_coverage), 1):
+                    rankings.setdefault("keyword", []).append(i)
+                    strong = cov >= cfg.full_coverage
+                    note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
+                    if strong:
+                        eligible.add(i)
             hits = self.bm25.top_k(query, cfg.bm25_top_k) if query else []
             if hits:
                 docs = np.asarray([i for i, _ in hits], dtype=np.int64)

@@ -1,0 +1,236 @@
+"""Fetch feedback: entries the agent fetched after they were only listed.
+
+Writes (`fetch_feedback_record`, `fetch_feedback_record_for_session`) are the
+public services the agent turn (`s=99`, `::id`) and the package endpoint call.
+Reads go through a per-process snapshot of the table, refreshed when the
+feedback version (a counter in the Django cache, bumped on commit of every
+record) changes, so a route costs no extra query.
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+import time
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from knowledge.models import FetchFeedback
+from knowledge.retrieval.analysis import query_key
+from knowledge.retrieval.splitting import split_parts
+
+logger = logging.getLogger(__name__)
+
+FEEDBACK_VERSION_KEY = "knowledge:feedback:version"
+SESSION_KEY_PREFIX = "knowledge:session-routes:"
+SESSION_TTL_SECONDS = 3600
+SESSION_MAX_ROUTES = 5
+# A snapshot older than this is reloaded even if the cache lost the version counter.
+SNAPSHOT_MAX_AGE_SECONDS = 60
+
+
+def half_life_seconds() -> float:
+    return float(getattr(settings, "KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", 14.0)) * 86400.0
+
+
+def feedback_version() -> int:
+    return int(cache.get(FEEDBACK_VERSION_KEY) or 0)
+
+
+def _bump_feedback_version() -> None:
+    try:
+        cache.incr(FEEDBACK_VERSION_KEY)
+    except ValueError:
+        cache.set(FEEDBACK_VERSION_KEY, 1, timeout=None)
+
+
+# ------------------------------------------------------------------ writes
+
+
+def _record(*, key: str, package_id: str, tenant, now) -> FetchFeedback:
+    lookup = {"query_key": key, "package_id": package_id, "tenant": tenant}
+    for _ in range(2):  # a concurrent first insert loses the race once, then updates
+        try:
+            with transaction.atomic():
+                row = FetchFeedback.objects.select_for_update().filter(**lookup).first()
+                if row is None:
+                    row = FetchFeedback(**lookup, listed_then_fetched=0, weight=0.0, last_fetched_at=now)
+                    current = 0.0
+                else:
+                    current = row.weight_at(now, half_life_seconds())
+                row.listed_then_fetched += 1
+                row.weight = current + 1.0
+                row.last_fetched_at = now
+                row.full_clean(validate_constraints=False)
+                row.save()
+                return row
+        except IntegrityError:
+            continue
+    raise RuntimeError("fetch feedback could not be recorded")  # pragma: no cover
+
+
+def fetch_feedback_record(
+    *,
+    query: str,
+    package_id: str,
+    tenant=None,
+    was_listed: bool | None = None,
+    acting_user=None,
+) -> list[FetchFeedback]:
+    """Record that ``package_id`` was fetched for ``query``; returns the rows written.
+
+    ``was_listed``: the caller knows the entry was listed (True) or not
+    delivered in full (also True); None lets the router decide by routing the
+    question again (a cache hit in practice). An entry that already arrived
+    in full teaches nothing and is not recorded. Each part of a multi-part
+    question where the entry was relevant gets its own row.
+    """
+    from knowledge.router import route_context
+
+    package_id = (package_id or "").strip()
+    if not package_id or not (query or "").strip():
+        return []
+    if package_id.startswith("::"):
+        package_id = package_id[2:]
+    parts = split_parts(query) or [query]
+    keys = [k for k in (query_key(p) for p in parts) if k]
+    if not keys:
+        return []
+    if was_listed is None or len(keys) > 1:
+        result = route_context(message=query, tenant=tenant)
+        if package_id in result.full_ids:
+            return []
+        if len(keys) > 1:
+            # Keep the parts whose signals mention the entry; all parts if none does.
+            mentioned = set()
+            for d in result.ranked():
+                if d.id == package_id:
+                    mentioned = {n.get("part", 0) for n in d.why}
+            if mentioned:
+                keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
+    elif not was_listed:
+        return []
+    now = timezone.now()
+    rows = [_record(key=key, package_id=package_id, tenant=tenant, now=now) for key in dict.fromkeys(keys)]
+    transaction.on_commit(_bump_feedback_version)
+    logger.info("fetch_feedback_recorded package=%s parts=%d", package_id, len(rows))
+    return rows
+
+
+def _session_cache_key(session_key: str, tenant_id) -> str:
+    # Scoped by tenant: a session key guessed by another tenant finds nothing.
+    return f"{SESSION_KEY_PREFIX}{tenant_id or 0}:{session_key}"
+
+
+def session_routes_remember(*, session_key: str, tenant_id, listed_ids: list[str], query: str) -> None:
+    """Keep the last routes of a session, so a later fetch can be attributed."""
+    if not session_key:
+        return
+    cache_key = _session_cache_key(session_key, tenant_id)
+    routes = cache.get(cache_key) or []
+    routes.append({"query": query, "listed": listed_ids})
+    cache.set(cache_key, routes[-SESSION_MAX_ROUTES:], timeout=SESSION_TTL_SECONDS)
+
+
+def fetch_feedback_record_for_session(*, session_key: str, package_id: str, tenant=None) -> list[FetchFeedback]:
+    """A fetch inside a session: attribute it to the latest route that listed the entry."""
+    if not session_key or not package_id:
+        return []
+    package_id = package_id[2:] if package_id.startswith("::") else package_id
+    for route in reversed(cache.get(_session_cache_key(session_key, getattr(tenant, "pk", tenant))) or []):
+        if package_id in route["listed"]:
+            return fetch_feedback_record(query=route["query"], package_id=package_id, tenant=tenant, was_listed=True)
+    return []
+
+
+# ------------------------------------------------------------------- reads
+
+
+@dataclass(frozen=True)
+class _Row:
+    terms: frozenset[str]
+    package_id: str
+    tenant_id: int | None
+    weight: float
+    last_fetched_at: object
+
+
+class _Snapshot:
+    def __init__(self, version: int, rows: list[_Row]):
+        self.version = version
+        self.loaded_at = time.monotonic()
+        self.rows = rows
+        self.by_term: dict[str, list[int]] = {}
+        for i, row in enumerate(rows):
+            for t in row.terms:
+                self.by_term.setdefault(t, []).append(i)
+
+
+_lock = threading.Lock()
+_snapshot: _Snapshot | None = None
+
+
+def _load_snapshot(version: int) -> _Snapshot:
+    rows = [
+        _Row(frozenset(key.split()), pid, tenant_id, weight, last)
+        for key, pid, tenant_id, weight, last in FetchFeedback.objects.values_list(
+            "query_key", "package_id", "tenant_id", "weight", "last_fetched_at"
+        )
+    ]
+    return _Snapshot(version, rows)
+
+
+def _current_snapshot(version: int) -> _Snapshot:
+    global _snapshot
+    snap = _snapshot
+    if snap is not None and snap.version == version and time.monotonic() - snap.loaded_at < SNAPSHOT_MAX_AGE_SECONDS:
+        return snap
+    with _lock:
+        snap = _snapshot
+        if snap is None or snap.version != version or time.monotonic() - snap.loaded_at >= SNAPSHOT_MAX_AGE_SECONDS:
+            snap = _snapshot = _load_snapshot(version)
+        return snap
+
+
+def clear_feedback_snapshot() -> None:
+    global _snapshot
+    with _lock:
+        _snapshot = None
+
+
+def feedback_weights(*, key: str, tenant_id: int | None, version: int, now=None) -> dict[str, float]:
+    """package_id → decayed weight learnt for this question or a close one.
+
+    Close = Jaccard similarity of the analyzed terms ≥ KNOWLEDGE_FEEDBACK_SIMILARITY;
+    the weight is scaled by the similarity. Rows of another tenant never count.
+    """
+    terms = set(key.split())
+    if not terms:
+        return {}
+    snap = _current_snapshot(version)
+    if not snap.rows:
+        return {}
+    now = now or timezone.now()
+    threshold = float(getattr(settings, "KNOWLEDGE_FEEDBACK_SIMILARITY", 0.6))
+    hl = half_life_seconds()
+    seen: set[int] = set()
+    out: dict[str, float] = {}
+    for t in terms:
+        for i in snap.by_term.get(t, ()):
+            if i in seen:
+                continue
+            seen.add(i)
+            row = snap.rows[i]
+            if row.tenant_id is not None and row.tenant_id != tenant_id:
+                continue
+            similarity = len(terms & row.terms) / len(terms | row.terms)
+            if similarity < threshold:
+                continue
+            age = max((now - row.last_fetched_at).total_seconds(), 0.0)
+            weight = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0) * similarity
+            out[row.package_id] = max(out.get(row.package_id, 0.0), weight)
+    return out

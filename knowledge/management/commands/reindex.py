@@ -1,0 +1,14 @@
+from django.core.management.base import BaseCommand
+
+from knowledge.router import reindex
+
+
+class Command(BaseCommand):
+    help = "Rebuild this process's knowledge router index from the active catalog now."
+
+    def handle(self, *args, **options):
+        index = reindex()
+        self.stdout.write(
+            f"Router index rebuilt: catalog v{index.version}, {len(index)} entries, "
+            f"{len(index.bm25.vocabulary)} terms, {index.build_ms:.1f} ms."
+        )

@@ -1,0 +1,231 @@
+"""The knowledge router as a service: per-process index, query cache, feedback.
+
+`route_context(...)` is what the agent turn and `POST /api/v1/context` call.
+The retrieval itself is pure code in `knowledge.retrieval`; this module owns:
+
+- the index lifecycle: one `RouterIndex` per process, built from the active
+  catalog and rebuilt when the catalog version (in the database) or the
+  router settings change. The first thread to notice builds; the others keep
+  answering from the old index until the new one is swapped in (one
+  reference assignment, atomic under the GIL);
+- the query cache: identical requests are served from the Django cache
+  (Redis in deployment and tests), keyed by catalog version, feedback
+  version and router settings, so any change invalidates by construction;
+- fetch feedback lookup (`knowledge.feedback`) and session bookkeeping.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from django.conf import settings
+from django.core.cache import cache
+
+from knowledge.catalog import get_active_catalog
+from knowledge.feedback import feedback_version, feedback_weights, session_routes_remember
+from knowledge.retrieval.fusion import DEFAULT_WEIGHTS
+from knowledge.retrieval.router import DEFAULT_FIELD_WEIGHTS, RouteResult, RouterConfig, RouterIndex
+
+logger = logging.getLogger(__name__)
+
+ROUTE_CACHE_PREFIX = "knowledge:route:"
+
+
+@dataclass(frozen=True)
+class SemanticContext:
+    """What the user is looking at: all optional."""
+
+    focus: str | None = None
+    parents: tuple[str, ...] = ()
+    page: str | None = None
+
+    @classmethod
+    def coerce(cls, value) -> SemanticContext:
+        """Accept a SemanticContext, a dict (snake or camel case, flat or AgentContext-like) or None."""
+        if value is None:
+            return cls()
+        if isinstance(value, cls):
+            return value
+        if not isinstance(value, dict):
+            raise TypeError("semantic_context must be a dict or SemanticContext")
+        focus = value.get("focus")
+        parents = value.get("parents") or value.get("parent_ids") or value.get("parentIds") or ()
+        if isinstance(focus, dict):
+            parents = focus.get("parentIds") or focus.get("parent_ids") or parents
+            focus = focus.get("semanticId") or focus.get("semantic_id")
+        page = value.get("page")
+        if isinstance(page, dict):
+            page = page.get("semanticId") or page.get("semantic_id") or page.get("id")
+        return cls(focus=focus or None, parents=tuple(p for p in parents if p), page=page or None)
+
+
+def router_config() -> RouterConfig:
+    """The router's settings, read on every call (cheap) so a change rebuilds the index."""
+    return RouterConfig(
+        weights={**DEFAULT_WEIGHTS, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
+        rrf_k=float(getattr(settings, "KNOWLEDGE_ROUTER_RRF_K", 5)),
+        field_weights={**DEFAULT_FIELD_WEIGHTS, **getattr(settings, "KNOWLEDGE_FIELD_WEIGHTS", {})},
+        max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", 3)),
+        budget_tokens=int(getattr(settings, "KNOWLEDGE_BUDGET_TOKENS", 2000)),
+        listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", 0.3)),
+        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.35)),
+        unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
+        feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
+    )
+
+
+def _config_fingerprint(config: RouterConfig) -> str:
+    raw = json.dumps(
+        {k: (dict(v) if isinstance(v, dict) else v) for k, v in config.__dict__.items()}, sort_keys=True, default=str
+    )
+    return hashlib.sha1(raw.encode()).hexdigest()[:12]
+
+
+class RouterIndexHolder:
+    """The process's current index; swaps in a rebuilt one without blocking readers."""
+
+    def __init__(self):
+        self._index: RouterIndex | None = None
+        self._fingerprint = ""
+        self._build_lock = threading.Lock()
+        self.builds = 0
+
+    @property
+    def current(self) -> RouterIndex | None:
+        return self._index
+
+    def get(self) -> tuple[RouterIndex, str]:
+        catalog = get_active_catalog()  # one indexed query when nothing changed
+        config = router_config()
+        fingerprint = _config_fingerprint(config)
+        index = self._index
+        if index is not None and self._fresh(index, catalog) and self._fingerprint == fingerprint:
+            return index, fingerprint
+        if index is not None and not self._build_lock.acquire(blocking=False):
+            # Another thread is building the new index: keep serving the old one.
+            return index, self._fingerprint
+        if index is None:
+            self._build_lock.acquire()
+        try:
+            index = self._index
+            if index is None or not self._fresh(index, catalog) or self._fingerprint != fingerprint:
+                index = self._build(catalog, config)
+                self._index, self._fingerprint = index, fingerprint
+            return index, self._fingerprint
+        finally:
+            self._build_lock.release()
+
+    @staticmethod
+    def _fresh(index: RouterIndex, catalog) -> bool:
+        # Same version and the very catalog snapshot it was built from (a
+        # catalog rebuilt at an equal version, e.g. after a test rollback, is new).
+        return index.version == catalog.version and index.source is catalog
+
+    def _build(self, catalog, config: RouterConfig) -> RouterIndex:
+        started = time.perf_counter()
+        index = RouterIndex(catalog.entries, config=config, version=catalog.version)
+        index.source = catalog
+        self.builds += 1
+        logger.info(
+            "router_index_built version=%s entries=%d ms=%.1f",
+            catalog.version,
+            len(index),
+            (time.perf_counter() - started) * 1000,
+        )
+        return index
+
+    def rebuild(self) -> RouterIndex:
+        """Build now from the active catalog (manage.py reindex)."""
+        catalog = get_active_catalog()
+        config = router_config()
+        with self._build_lock:
+            index = self._build(catalog, config)
+            self._index, self._fingerprint = index, _config_fingerprint(config)
+        return index
+
+    def clear(self) -> None:
+        with self._build_lock:
+            self._index, self._fingerprint = None, ""
+
+
+index_holder = RouterIndexHolder()
+
+
+def _cache_key(fingerprint, version, fb_version, message, ctx: SemanticContext, budget, max_full, tenant_id) -> str:
+    raw = json.dumps([message, ctx.focus, list(ctx.parents), ctx.page, budget, max_full, tenant_id], ensure_ascii=False)
+    digest = hashlib.sha256(raw.encode()).hexdigest()[:32]
+    return f"{ROUTE_CACHE_PREFIX}{version}:{fb_version}:{fingerprint}:{digest}"
+
+
+def route_context(
+    *,
+    message: str,
+    semantic_context: SemanticContext | dict | None = None,
+    budget_tokens: int | None = None,
+    max_full: int | None = None,
+    session_key: str | None = None,
+    tenant=None,
+    use_cache: bool = True,
+) -> RouteResult:
+    """What a turn is told: full bodies, listed names, procedures, rules, and why.
+
+    ``semantic_context``: focus semantic ID, its parent IDs and the page's
+    semantic ID, all optional. ``budget_tokens``/``max_full`` are per part
+    (defaults from settings). ``session_key`` remembers what was listed so a
+    later fetch in the session counts as feedback. ``tenant`` scopes feedback.
+    """
+    started = time.perf_counter()
+    ctx = SemanticContext.coerce(semantic_context)
+    index, fingerprint = index_holder.get()
+    tenant_id = getattr(tenant, "pk", tenant)
+    fb_version = feedback_version()
+    key = _cache_key(
+        f"{fingerprint}:{index.content_digest}", index.version, fb_version, message, ctx, budget_tokens, max_full, tenant_id
+    )
+    result: RouteResult | None = cache.get(key) if use_cache else None
+    cached = result is not None
+    if result is None:
+
+        def feedback_for(part_key: str) -> dict[str, float]:
+            return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
+
+        result = index.route(
+            message,
+            focus=ctx.focus,
+            parents=ctx.parents,
+            page=ctx.page,
+            feedback=feedback_for,
+            budget_tokens=budget_tokens,
+            max_full=max_full,
+        )
+        if use_cache:
+            cache.set(key, result, timeout=int(getattr(settings, "KNOWLEDGE_ROUTE_CACHE_SECONDS", 300)))
+    if session_key:
+        session_routes_remember(
+            session_key=session_key, tenant_id=tenant_id, listed_ids=result.listed_ids, query=message
+        )
+    total = (time.perf_counter() - started) * 1000
+    result.timings_ms = {**result.timings_ms, "cached": 1.0 if cached else 0.0, "service_total": round(total, 3)}
+    logger.info(
+        "route_context version=%s parts=%d full=%d listed=%d cached=%s ms=%.2f",
+        result.catalog_version,
+        len(result.parts),
+        len(result.full),
+        len(result.listed),
+        cached,
+        total,
+    )
+    return result
+
+
+def reindex() -> RouterIndex:
+    return index_holder.rebuild()
+
+
+__all__: Sequence[str] = ["RouteResult", "SemanticContext", "index_holder", "reindex", "route_context"]
