@@ -15,4 +15,4 @@ from ontology.services.chunks import (  # noqa: F401
     metadata_validate,
 )
 from ontology.services.profiles import profile_apply_situational, profile_set_skills  # noqa: F401
-from ontology.services.routing import OntologyRouteResult, ontology_route  # noqa: F401
+from ontology.services.routing import OntologyRouteResult, ontology_for_caller, ontology_route  # noqa: F401

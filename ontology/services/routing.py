@@ -82,3 +82,26 @@ def ontology_route(
         len(outcome.interruptions), duration_ms,
     )
     return OntologyRouteResult(outcome=outcome, route_id=route_id, skills_source=source)
+
+
+def ontology_for_caller(
+    *,
+    tenant,
+    user,
+    message: str,
+    skills: Sequence[str] | None = None,
+    external_user_id: str = "",
+    origin: str = "context",
+) -> dict | None:
+    """The `ontology` block for callers outside this app (POST /context, the agent turn).
+
+    Explicit `skills` route with those skills (overriding the profile for this call);
+    otherwise the end user's (`external_user_id`) or the caller's own profile is used when
+    it has active skills. Returns None when neither applies: no ontology for this caller.
+    """
+    from ontology.selectors import profile_get
+
+    profile = profile_get(tenant=tenant, user=user, external_user_id=external_user_id)
+    if skills is None and (profile is None or not profile_skills(profile)):
+        return None
+    return ontology_route(tenant=tenant, message=message, skills=skills, profile=profile, origin=origin).as_dict()
