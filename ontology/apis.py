@@ -8,7 +8,7 @@ from rest_framework.views import APIView
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 from ontology.models import ProfileSkill, Tier
-from ontology.selectors import profile_get, skill_list
+from ontology.selectors import profile_get, profile_skill_rows, skill_list
 from ontology.services import ontology_route, profile_set_skills
 
 
@@ -24,7 +24,7 @@ def _skill_ids_field(**kwargs):
 def _profile_payload(profile, external_user_id: str) -> dict:
     if profile is None:
         return {"external_user_id": external_user_id, "tier": Tier.SEMENTE, "skills": [], "situational_skills": []}
-    rows = [ps for ps in profile.profile_skills.all() if ps.skill.is_active]
+    rows = profile_skill_rows(profile)
     return {
         "external_user_id": profile.external_user_id,
         "tier": profile.tier,

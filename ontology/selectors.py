@@ -37,12 +37,17 @@ def skill_catalog() -> dict[str, Skill]:
 
 
 def profile_get(*, tenant, user=None, external_user_id: str = "") -> Profile | None:
-    qs = Profile.objects.filter(tenant=tenant).prefetch_related("profile_skills__skill")
+    qs = Profile.objects.filter(tenant=tenant)
     if external_user_id:
         return qs.filter(external_user_id=external_user_id).first()
     if user is None:
         return None
     return qs.filter(external_user_id="", user=user).first()
+
+
+def profile_skill_rows(profile: Profile) -> list[ProfileSkill]:
+    rows = ProfileSkill.objects.filter(profile=profile, skill__is_active=True).select_related("skill")
+    return list(rows.order_by("skill__slug"))
 
 
 def profile_skills(profile: Profile) -> list[Skill]:

@@ -47,7 +47,7 @@ def profile_set_skills(
         [ProfileSkill(profile=profile, skill=s, source=ProfileSkill.Source.MANUAL) for s in resolved if s.pk not in existing]
     )
     logger.info("ontology.profile_set profile=%s skills=%d", profile.pk, len(resolved))
-    return Profile.objects.prefetch_related("profile_skills__skill").get(pk=profile.pk)
+    return profile
 
 
 @transaction.atomic
