@@ -248,3 +248,26 @@ def test_agent_overrides_are_validated():
     assert base.with_overrides(provider="offline", model="x").model == "x"
     with pytest.raises(LLMConfigError):
         base.with_overrides(provider="openai")  # no base URL
+
+
+def test_offline_quotes_only_the_matching_table_row():
+    table = KnowledgeItem(
+        "SAMPLE_INSTRUCTIONS",
+        "Instruções de amostras",
+        "| Amostra | Concentração |\n|---|---|\n| PCR | 10 ng/µL |\n| Plasmídeo | 50 ng/µL |\n| RNA | 50 ng/µL |",
+    )
+    reply = parse_agent_reply(
+        OfflineProvider().complete(_request(user="concentração de plasmídeo", knowledge=(table,))).text
+    )
+    assert "| Plasmídeo | 50 ng/µL |" in reply.message
+    assert "| Amostra | Concentração |" in reply.message
+    assert "RNA" not in reply.message
+
+
+def test_offline_fetches_a_better_fitting_package_than_the_ones_delivered():
+    reply = parse_agent_reply(
+        OfflineProvider()
+        .complete(_request(user="Qual o preço com desconto?", knowledge=(SAMPLES,), catalog=CATALOG))
+        .text
+    )
+    assert reply.fetch_target == "PRICING_RULES"
