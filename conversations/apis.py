@@ -151,7 +151,6 @@ class SessionMessagesApi(APIView):
             key = key.strip()
             if not key or len(key) > 200 or not key.isascii() or not key.isprintable():
                 raise InvalidIdempotencyKeyError()
-        session_get(tenant=request.tenant, session_id=session_id)  # 404 before validating the body
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = message_send(

@@ -294,8 +294,9 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     while True:
         if state.llm_calls >= cap:
             return handoff(HandoffReason.ITERATION_CAP, f"{cap} provider calls in one turn without an answer.")
-        # Read fresh on every call: an admin edit or deactivation shows on the next call.
-        catalog = get_active_catalog()
+        if state.llm_calls:
+            # Read fresh on every call: an admin edit or deactivation shows on the next call.
+            catalog = get_active_catalog()
         state.catalog_version = catalog.version
         prepared = build_call(
             agent=agent,
