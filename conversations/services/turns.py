@@ -44,7 +44,7 @@ from conversations.models import (
     Session,
     SessionStatus,
 )
-from conversations.prompts import build_call
+from conversations.prompts import KnowledgeSet, build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
@@ -156,13 +156,15 @@ def _references_resolve(*, session: Session, inbound: Message, context: dict | N
 # --- 5. knowledge set ----------------------------------------------------------------------
 
 
-def knowledge_set_for_turn(*, session: Session, text: str, turn_context: TurnContext, catalog: Catalog) -> list[str]:
-    """IDs of the packages whose bodies the router delivers for this message.
+def knowledge_set_for_turn(
+    *, session: Session, text: str, turn_context: TurnContext, catalog: Catalog
+) -> KnowledgeSet:
+    """The packages the router delivers for this message (bodies) or offers (listed).
 
     The knowledge router plugs in here. Without it the agent gets the catalog
     alone and fetches what it needs with s=99.
     """
-    return []
+    return KnowledgeSet()
 
 
 # --- 3. and 7. the session row, always locked ---------------------------------------------------
@@ -269,7 +271,7 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     cap = max_calls()
     history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
     catalog = get_active_catalog()
-    knowledge_ids = knowledge_set_for_turn(
+    knowledge_set = knowledge_set_for_turn(
         session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
     )
     collected = list(session.collected_packages or [])
@@ -301,7 +303,7 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
         prepared = build_call(
             agent=agent,
             catalog=catalog,
-            knowledge_ids=knowledge_ids,
+            knowledge_set=knowledge_set,
             collected_ids=collected,
             history=history,
             user_text=inbound.text,

@@ -390,7 +390,11 @@ def test_a_clarification_from_reference_resolution_skips_the_provider(
 def test_knowledge_set_bodies_are_delivered_without_a_fetch(api_client, chat_session, scripted_llm, monkeypatch):
     from conversations.services import turns
 
-    monkeypatch.setattr(turns, "knowledge_set_for_turn", lambda **kwargs: ["DELIVERY_TIMELINES"])
+    monkeypatch.setattr(
+        turns,
+        "knowledge_set_for_turn",
+        lambda **kwargs: turns.KnowledgeSet(full_ids=("DELIVERY_TIMELINES",), listed_ids=("CLICKSIGN_PROCESS",)),
+    )
     scripted_llm.reply_json(answer())
 
     data = send(api_client, chat_session, "Prazo?").json()
@@ -398,6 +402,9 @@ def test_knowledge_set_bodies_are_delivered_without_a_fetch(api_client, chat_ses
     assert [p["id"] for p in data["packages"]] == ["DELIVERY_TIMELINES"]
     assert "## Knowledge for this message" in scripted_llm.requests[0].system_prompt
     assert body_marker("DELIVERY_TIMELINES") in scripted_llm.requests[0].system_prompt
+    assert "## Also relevant (not loaded; ask with s=99 if needed)\n- ::CLICKSIGN_PROCESS" in (
+        scripted_llm.requests[0].system_prompt
+    )
 
 
 def test_bad_llm_settings_fail_fast(settings):
