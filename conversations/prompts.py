@@ -24,6 +24,9 @@ received, ask for it with s=99 (at most {budget} per user message). If nothing i
 catalog covers the question, hand off with s=90; never make up prices, deadlines or facts."""
 
 
+REQUEST_OPTIONS = ("temperature", "top_p", "max_tokens", "seed")  # agent settings sent with each call
+
+
 @dataclass(frozen=True)
 class KnowledgeSet:
     """What the router chose for one message.
@@ -102,6 +105,6 @@ def build_call(
             CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))
             for e in catalog.entries
         ),
-        options={k: v for k, v in (agent.settings or {}).items() if k in ("temperature", "top_p", "max_tokens", "seed")},
+        options={k: v for k, v in (agent.settings or {}).items() if k in REQUEST_OPTIONS},
     )
     return PreparedCall(request, tuple(DeliveredPackage(e.package_id, e.revision) for e in delivered_entries))
