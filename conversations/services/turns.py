@@ -200,6 +200,8 @@ def _turn_open(*, session: Session, text: str, context: dict | None, key: str | 
         # The seed: the enrichment counter restarts with every inbound message.
         locked.context_enrichment_count = 0
         locked.save(update_fields=["context_enrichment_count", "updated_at"])
+        session.collected_packages = list(locked.collected_packages or [])  # as of this turn's start
+        session.context_enrichment_count = 0
     return inbound, None
 
 
