@@ -161,9 +161,12 @@ def knowledge_set_for_turn(
 ) -> KnowledgeSet:
     """The packages the router delivers for this message (bodies) or offers (listed).
 
-    The knowledge router plugs in here. Without it the agent gets the catalog
-    alone and fetches what it needs with s=99.
+    The knowledge router plugs in here. Without it (or with
+    ``AGENT_KNOWLEDGE_ROUTER = False``) the agent gets the catalog alone and
+    fetches what it needs with s=99.
     """
+    if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
+        return KnowledgeSet()
     return KnowledgeSet()
 
 
