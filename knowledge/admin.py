@@ -286,7 +286,10 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
                 self.message_user(request, "No content changed: no new revision was written.", messages.INFO)
         else:
             package = package_create(
-                acting_user=request.user, package_id=form.package_id_value(), data=data, note=note or "Created in the admin"
+                acting_user=request.user,
+                package_id=form.package_id_value(),
+                data=data,
+                note=note or "Created in the admin",
             )
             obj.pk = package.pk
             obj._state.adding = False

@@ -3,18 +3,20 @@
 import pytest
 from django.urls import reverse
 
-from knowledge.catalog import get_active_catalog
 from knowledge.models import Package, PackageOrigin, PackageRevision
 from knowledge.selectors import catalog_version_get
 from knowledge.services import package_create, package_update
 
 CHANGELIST = "admin:knowledge_package_changelist"
 
+
 def _url(name: str, *args) -> str:
     return reverse(f"admin:knowledge_package_{name}", args=args)
 
+
 def _pkg(package_id: str) -> Package:
     return Package.objects.get(package_id=package_id)
+
 
 def _form_data(package: Package, **changes) -> dict:
     data = {
@@ -33,20 +35,25 @@ def _form_data(package: Package, **changes) -> dict:
     data.update(changes)
     return {k: v for k, v in data.items() if v is not None}
 
+
 def _messages(response) -> list[str]:
     return [str(m) for m in response.context["messages"]] if response.context else []
+
 
 @pytest.fixture
 def curator_client(client, curator):
     client.force_login(curator)
     return client
 
+
 @pytest.fixture
 def reader_client(client, staff_reader):
     client.force_login(staff_reader)
     return client
 
+
 # --- pages render --------------------------------------------------------------------
+
 
 def test_changelist_renders_with_search_and_filters(curator_client, catalog):
     response = curator_client.get(reverse(CHANGELIST))
@@ -60,9 +67,11 @@ def test_changelist_renders_with_search_and_filters(curator_client, catalog):
     rules = curator_client.get(reverse(CHANGELIST), {"kind__exact": "rule"})
     assert {p.kind for p in rules.context["cl"].result_list} == {"rule"}
 
+
 def test_changelist_query_count_does_not_grow_with_packages(curator_client, catalog, django_assert_max_num_queries):
     with django_assert_max_num_queries(12):
         assert curator_client.get(reverse(CHANGELIST)).status_code == 200
+
 
 def test_change_form_shows_the_sanitized_preview_and_flags_unknown_links(curator_client, catalog):
     package = _pkg("PRICING_RULES")
@@ -76,7 +85,7 @@ def test_change_form_shows_the_sanitized_preview_and_flags_unknown_links(curator
     html = response.content.decode()
     assert response.status_code == 200
     assert 'class="package-preview"' in html
-    assert '<table>' in html  # Markdown tables rendered
+    assert "<table>" in html  # Markdown tables rendered
     assert 'wikilink wikilink-known">[[CLICKSIGN_PROCESS]]' in html
     assert 'wikilink wikilink-unknown">[[NOWHERE_PACKAGE]]' in html
     assert "<script>alert(1)</script>" not in html.split('class="package-preview"', 1)[1].split("</div>", 1)[0]
@@ -84,12 +93,15 @@ def test_change_form_shows_the_sanitized_preview_and_flags_unknown_links(curator
     assert _url("revisions", package.pk) in html  # object tool to the history
     assert 'name="revision_note"' in html
 
+
 def test_add_form_renders_for_a_curator(curator_client, catalog):
     response = curator_client.get(_url("add"))
     assert response.status_code == 200
     assert b'name="package_id"' in response.content
 
+
 # --- editing through the services ----------------------------------------------------------
+
 
 def test_curator_edit_is_what_the_api_returns_on_the_very_next_request(curator_client, api_client, catalog):
     package = _pkg("PRICING_RULES")
@@ -113,6 +125,7 @@ def test_curator_edit_is_what_the_api_returns_on_the_very_next_request(curator_c
     assert revision.action == PackageRevision.Action.EDITED
     assert _pkg("PRICING_RULES").is_overridden
 
+
 def test_admin_save_with_windows_line_endings_and_no_change_writes_no_revision(curator_client, catalog):
     package = _pkg("COMPANY_INFO")
     version = catalog_version_get()
@@ -125,6 +138,7 @@ def test_admin_save_with_windows_line_endings_and_no_change_writes_no_revision(c
     assert catalog_version_get() == version
     assert not _pkg("COMPANY_INFO").is_overridden
 
+
 def test_changing_content_requires_a_revision_note(curator_client, catalog):
     package = _pkg("COMPANY_INFO")
     response = curator_client.post(_url("change", package.pk), _form_data(package, title="Outro título"))
@@ -132,6 +146,7 @@ def test_changing_content_requires_a_revision_note(curator_client, catalog):
     errors = response.context["adminform"].form.errors
     assert errors["revision_note"] == ["Say what changed and why; the note is kept with the revision."]
     assert _pkg("COMPANY_INFO").title == package.title
+
 
 def test_alias_collision_is_a_field_error_not_a_500(curator_client, catalog):
     package = _pkg("COMPANY_INFO")
@@ -144,6 +159,7 @@ def test_alias_collision_is_a_field_error_not_a_500(curator_client, catalog):
     ]
     assert _pkg("COMPANY_INFO").revision_number == package.revision_number
 
+
 def test_aliases_are_normalized_on_save(curator_client, catalog):
     package = _pkg("COMPANY_INFO")
     response = curator_client.post(
@@ -153,11 +169,13 @@ def test_aliases_are_normalized_on_save(curator_client, catalog):
     assert response.status_code == 302
     assert _pkg("COMPANY_INFO").aliases == ["SOBRE_A_EMPRESA", "QUEM_SOMOS"]
 
+
 def test_strict_knowledge_package_is_a_field_error(curator_client, catalog):
     package = _pkg("COMPANY_INFO")
     response = curator_client.post(_url("change", package.pk), _form_data(package, strict="on", revision_note="x"))
     assert response.status_code == 200
     assert response.context["adminform"].form.errors["strict"] == ["only rules can be strict"]
+
 
 def test_curator_creates_a_package_in_the_admin(curator_client, api_client, catalog):
     response = curator_client.post(
@@ -184,6 +202,7 @@ def test_curator_creates_a_package_in_the_admin(curator_client, api_client, cata
     assert any("[[MISSING_ONE]] (unknown)" in m for m in _messages(response))
     assert api_client.get("/api/v1/packages/FERIADOS").json()["id"] == "LAB_HOLIDAYS"
 
+
 def test_creating_a_package_whose_id_is_an_alias_is_a_field_error(curator_client, catalog):
     response = curator_client.post(
         _url("add"),
@@ -192,6 +211,7 @@ def test_creating_a_package_whose_id_is_an_alias_is_a_field_error(curator_client
     assert response.status_code == 200
     assert response.context["adminform"].form.errors["package_id"] == ["'PRECOS' is already an alias of PRICING_RULES."]
     assert not Package.objects.filter(package_id="PRECOS").exists()
+
 
 def test_saving_a_body_linking_to_an_inactive_package_warns(curator_client, catalog):
     from knowledge.services import package_set_active
@@ -205,11 +225,14 @@ def test_saving_a_body_linking_to_an_inactive_package_warns(curator_client, cata
     )
     assert any("[[GENOME_SIZES]] (inactive)" in m for m in _messages(response))
 
+
 # --- history, diff, revert ----------------------------------------------------------------
+
 
 def _edit(package_id: str, **changes) -> Package:
     package = _pkg(package_id)
     return package_update(acting_user=None, package=package, data={**package.content(), **changes}, note="edit")
+
 
 def test_history_lists_revisions_with_author_note_and_time(curator_client, curator, catalog):
     package = _pkg("PRICING_RULES")
@@ -222,8 +245,11 @@ def test_history_lists_revisions_with_author_note_and_time(curator_client, curat
     assert html.count("Revert to this revision") == 1  # not offered for the current revision
     assert 'name="csrfmiddlewaretoken"' in html
 
+
 def test_diff_between_any_two_revisions_escapes_content(curator_client, catalog):
-    package = _edit("PRICING_RULES", title="Preços <b>novos</b>", body="Linha nova <script>x()</script>\n\n[[CLICKSIGN_PROCESS]]")
+    package = _edit(
+        "PRICING_RULES", title="Preços <b>novos</b>", body="Linha nova <script>x()</script>\n\n[[CLICKSIGN_PROCESS]]"
+    )
     _edit("PRICING_RULES", summary="Outro resumo")
     response = curator_client.get(_url("revision_compare", package.pk), {"a": 1, "b": 3})
     html = response.content.decode()
@@ -237,6 +263,7 @@ def test_diff_between_any_two_revisions_escapes_content(curator_client, catalog)
     assert (default.context["old"].number, default.context["new"].number) == (2, 3)
     assert curator_client.get(_url("revision_compare", package.pk), {"a": 1, "b": 99}).status_code == 404
     assert curator_client.get(_url("revision_compare", package.pk), {"a": "x"}).status_code == 404
+
 
 def test_revert_button_restores_content_as_a_new_revision(curator_client, api_client, catalog):
     original = _pkg("PRICING_RULES").content()
@@ -252,10 +279,12 @@ def test_revert_button_restores_content_as_a_new_revision(curator_client, api_cl
     assert "Restored the content of revision 1 as revision 3." in _messages(response)
     assert api_client.get("/api/v1/packages/PRICING_RULES").json()["body"] == original["body"]
 
+
 def test_revert_is_post_only_and_unknown_revision_is_404(curator_client, catalog):
     package = _pkg("PRICING_RULES")
     assert curator_client.get(_url("revision_revert", package.pk, 1)).status_code == 405
     assert curator_client.post(_url("revision_revert", package.pk, 42)).status_code == 404
+
 
 def test_revert_needs_the_csrf_token(curator, catalog):
     from django.test import Client
@@ -266,20 +295,26 @@ def test_revert_needs_the_csrf_token(curator, catalog):
     assert client.post(_url("revision_revert", package.pk, 1)).status_code == 403
     assert _pkg("PRICING_RULES").revision_number == 2
 
+
 def test_revert_refused_by_an_alias_collision_is_reported(curator_client, catalog):
     package = _pkg("COMPANY_INFO")
     _edit("COMPANY_INFO", aliases=["EMPRESA_X"])
     _edit("COMPANY_INFO", aliases=[])
     _edit("PRICING_RULES", aliases=["PRECOS", "EMPRESA_X"])
     response = curator_client.post(_url("revision_revert", package.pk, 2), follow=True)
-    assert any("Revision 2 cannot be restored: aliases: Alias 'EMPRESA_X' already names" in m for m in _messages(response))
+    assert any(
+        "Revision 2 cannot be restored: aliases: Alias 'EMPRESA_X' already names" in m for m in _messages(response)
+    )
     assert _pkg("COMPANY_INFO").revision_number == 3
 
+
 # --- actions -------------------------------------------------------------------------------
+
 
 def _act(client, action: str, *package_ids: str):
     pks = [str(_pkg(pid).pk) for pid in package_ids]
     return client.post(reverse(CHANGELIST), {"action": action, "_selected_action": pks}, follow=True)
+
 
 def test_deactivate_and_activate_actions_report_each_package(curator_client, api_client, catalog):
     response = _act(curator_client, "deactivate_packages", "GENOME_SIZES", "PRIMERS_SANGER")
@@ -293,6 +328,7 @@ def test_deactivate_and_activate_actions_report_each_package(curator_client, api
     assert api_client.get("/api/v1/packages/GENOME_SIZES").status_code == 200
     assert not _pkg("GENOME_SIZES").is_overridden
 
+
 def test_reset_action_reports_admin_packages_instead_of_raising(curator_client, curator, catalog):
     package_create(acting_user=curator, package_id="LAB_HOLIDAYS", data=_content("Feriados"))
     _edit("PRICING_RULES", body="Override.")
@@ -303,6 +339,7 @@ def test_reset_action_reports_admin_packages_instead_of_raising(curator_client, 
     assert "LAB_HOLIDAYS: created in the admin, it has no bundled file to reset to." in messages
     assert not _pkg("PRICING_RULES").is_overridden
     assert _pkg("PRICING_RULES").revisions.first().action == "reset"
+
 
 def _content(title: str) -> dict:
     return {
@@ -317,7 +354,9 @@ def _content(title: str) -> dict:
         "body": "Corpo.",
     }
 
+
 # --- permissions ---------------------------------------------------------------------------
+
 
 def test_staff_reader_sees_everything_read_only(reader_client, catalog):
     package = _pkg("PRICING_RULES")
@@ -335,14 +374,19 @@ def test_staff_reader_sees_everything_read_only(reader_client, catalog):
     assert reader_client.get(_url("revision_compare", package.pk)).status_code == 200
     assert reader_client.get(_url("add")).status_code == 403
 
+
 def test_staff_reader_gets_403_on_edits_reverts_and_actions(reader_client, catalog):
     package = _edit("PRICING_RULES", body="Override.")
-    assert reader_client.post(_url("change", package.pk), _form_data(package, title="X", revision_note="x")).status_code == 403
+    assert (
+        reader_client.post(_url("change", package.pk), _form_data(package, title="X", revision_note="x")).status_code
+        == 403
+    )
     assert reader_client.post(_url("revision_revert", package.pk, 1)).status_code == 403
     assert reader_client.post(_url("add"), {"package_id": "NEW_ONE"}).status_code == 403
     _act(reader_client, "deactivate_packages", "PRICING_RULES")
     package.refresh_from_db()
     assert package.title == "Regras de preço" and package.is_active and package.revision_number == 2
+
 
 def test_nobody_deletes_packages_from_the_admin(curator_client, catalog):
     package = _pkg("PRICING_RULES")
@@ -351,16 +395,21 @@ def test_nobody_deletes_packages_from_the_admin(curator_client, catalog):
     assert b"delete_selected" not in curator_client.get(reverse(CHANGELIST)).content
     assert Package.objects.filter(pk=package.pk).exists()
 
+
 def test_revision_admin_is_read_only(curator_client, catalog):
     revision = PackageRevision.objects.select_related("package").first()
     assert curator_client.get(reverse("admin:knowledge_packagerevision_changelist")).status_code == 200
     page = curator_client.get(reverse("admin:knowledge_packagerevision_change", args=[revision.pk]))
     assert page.status_code == 200 and b'name="note"' not in page.content
     assert curator_client.get(reverse("admin:knowledge_packagerevision_add")).status_code == 403
-    assert curator_client.post(
-        reverse("admin:knowledge_packagerevision_change", args=[revision.pk]), {"note": "x"}
-    ).status_code == 403
+    assert (
+        curator_client.post(
+            reverse("admin:knowledge_packagerevision_change", args=[revision.pk]), {"note": "x"}
+        ).status_code
+        == 403
+    )
     assert str(revision) == f"{revision.package.package_id} r{revision.number}"
+
 
 def test_non_staff_user_cannot_reach_the_admin(client, user, catalog):
     client.force_login(user)
