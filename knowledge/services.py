@@ -164,12 +164,16 @@ def package_set_active(*, acting_user, package: Package, active: bool, note: str
     package = Package.objects.select_for_update().get(pk=package.pk)
     if package.is_active == active:
         return package
+    # Only a sync hides a bundled package without overriding it: its file was removed.
+    file_removed = package.origin == PackageOrigin.BUNDLED and not package.is_active and not package.is_overridden
     package.is_active = active
     if package.origin == PackageOrigin.BUNDLED and not active:
         # An inactive override hides the bundled package.
         package.is_overridden = True
     elif package.origin == PackageOrigin.BUNDLED:
-        package.is_overridden = _differs_from_bundled(package)
+        # Activating a package whose file is gone makes it an override that stands on its
+        # own; otherwise the next sync would hide it again.
+        package.is_overridden = file_removed or _differs_from_bundled(package)
     _write_revision(
         package, action=Action.ACTIVATED if active else Action.DEACTIVATED, acting_user=acting_user, note=note
     )

@@ -167,6 +167,14 @@ def test_a_removed_file_hides_its_package_and_a_restored_one_brings_it_back(bund
     assert current.get("GENOME_SIZES") is None
     assert current.get("PRIMERS_SANGER").body == "Override ativo."
 
+    # A curator who activates it anyway keeps it, as an override of the missing file.
+    package = package_set_active(acting_user=None, package=_pkg("GENOME_SIZES"), active=True)
+    assert package.is_overridden
+    assert catalog_sync_bundled(directories=[bundled_dir]).deactivated == []
+    assert get_active_catalog().get("GENOME_SIZES") is not None
+    package_reset_to_bundled(acting_user=None, package=package)  # drop the override...
+    assert catalog_sync_bundled(directories=[bundled_dir]).deactivated == ["GENOME_SIZES"]  # ...hidden again
+
     shutil.move(kept, removed)
     summary = catalog_sync_bundled(directories=[bundled_dir])
     assert "GENOME_SIZES" in summary.updated
