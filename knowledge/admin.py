@@ -187,7 +187,7 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
         "origin",
         "is_active",
         "is_overridden",
-        "revision_number",
+        "revision",
         "last_change",
     ]
     list_display_links = ["package_id", "title"]
@@ -221,6 +221,10 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
                 last_changed_at=Subquery(latest.values("created_at")[:1]),
             )
         )
+
+    @admin.display(description="Rev.", ordering="revision_number")
+    def revision(self, obj):
+        return obj.revision_number
 
     @admin.display(description="Last change", ordering="last_changed_at")
     def last_change(self, obj):
