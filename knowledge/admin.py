@@ -280,9 +280,6 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         data = form.package_data()
         note = (form.cleaned_data.get("revision_note") or "").strip()
-        # The form ran the services' validation already; a ValidationError here can only come
-        # from a concurrent curator's save, and failing the request (the admin's transaction
-        # rolls back) is better than reporting a success.
         if change:
             before = Package.objects.values_list("revision_number", flat=True).get(pk=obj.pk)
             package = package_update(acting_user=request.user, package=obj, data=data, note=note)
@@ -299,6 +296,15 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
             obj._state.adding = False
         obj.refresh_from_db()
         self._warn_unresolved_links(request, obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ValidationError as exc:
+            # The form ran the services' validation already, so only a concurrent curator's
+            # save gets here (the admin's transaction has rolled back): report, never a 500.
+            self.message_user(request, f"Not saved: {'; '.join(_error_lines(exc))}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
 
     def _warn_unresolved_links(self, request, package: Package) -> None:
         unresolved = package_wikilinks_unresolved(body=package.body)

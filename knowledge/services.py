@@ -204,6 +204,12 @@ def package_reset_to_bundled(*, acting_user, package: Package, note: str = "") -
     package = Package.objects.select_for_update().get(pk=package.pk)
     if package.origin != PackageOrigin.BUNDLED or package.bundled_content is None:
         raise InvalidPackageOperationError("Only bundled packages can be reset to their file.")
+    if not package.is_overridden and not package.is_active:
+        # Hidden by a sync because its file was removed: "resetting" would serve a stale copy
+        # until the next sync hides it again.
+        raise InvalidPackageOperationError(
+            "The bundled file of this package was removed; activate it to keep it as an override."
+        )
     if not package.is_overridden and package.is_active:
         return package
     bundled = {f: package.bundled_content.get(f) for f in CONTENT_FIELDS}

@@ -261,6 +261,9 @@ def test_diff_between_any_two_revisions_escapes_content(curator_client, catalog)
     assert "<script>x()" not in html
     default = curator_client.get(_url("revision_compare", package.pk))
     assert (default.context["old"].number, default.context["new"].number) == (2, 3)
+    assert b'id="revert-note"' not in response.content  # r3 is the current revision
+    backwards = curator_client.get(_url("revision_compare", package.pk), {"a": 3, "b": 1})
+    assert b'id="revert-note"' in backwards.content and b"Revert to r1" in backwards.content
     assert curator_client.get(_url("revision_compare", package.pk), {"a": 1, "b": 99}).status_code == 404
     assert curator_client.get(_url("revision_compare", package.pk), {"a": "x"}).status_code == 404
 
@@ -359,7 +362,7 @@ def _content(title: str) -> dict:
 
 
 def test_staff_reader_sees_everything_read_only(reader_client, catalog):
-    package = _pkg("PRICING_RULES")
+    package = _edit("PRICING_RULES", body="Override.")
     listing = reader_client.get(reverse(CHANGELIST))
     assert listing.status_code == 200
     assert b'name="action"' not in listing.content  # no actions for readers
@@ -371,7 +374,8 @@ def test_staff_reader_sees_everything_read_only(reader_client, catalog):
     history = reader_client.get(_url("revisions", package.pk))
     assert history.status_code == 200
     assert b"Revert to this revision" not in history.content
-    assert reader_client.get(_url("revision_compare", package.pk)).status_code == 200
+    compare = reader_client.get(_url("revision_compare", package.pk), {"a": 2, "b": 1})
+    assert compare.status_code == 200 and b"Revert to r1" not in compare.content
     assert reader_client.get(_url("add")).status_code == 403
 
 
@@ -415,3 +419,15 @@ def test_non_staff_user_cannot_reach_the_admin(client, user, catalog):
     client.force_login(user)
     response = client.get(reverse(CHANGELIST))
     assert response.status_code == 302 and "/login/" in response["Location"]
+
+
+def test_a_save_refused_by_a_concurrent_change_is_reported_not_a_500(curator_client, catalog, monkeypatch):
+    # Simulate the race: the form's check passes, then another curator takes the alias first.
+    monkeypatch.setattr("knowledge.admin.package_content_clean", lambda *, package_id, data: data)
+    package = _pkg("COMPANY_INFO")
+    response = curator_client.post(
+        _url("change", package.pk), _form_data(package, aliases="PRECOS", revision_note="race"), follow=True
+    )
+    assert response.status_code == 200
+    assert "Not saved: aliases: Alias 'PRECOS' already names package PRICING_RULES." in _messages(response)
+    assert _pkg("COMPANY_INFO").revision_number == 1

@@ -167,6 +167,8 @@ def test_a_removed_file_hides_its_package_and_a_restored_one_brings_it_back(bund
     assert current.get("GENOME_SIZES") is None
     assert current.get("PRIMERS_SANGER").body == "Override ativo."
 
+    with pytest.raises(InvalidPackageOperationError, match="bundled file of this package was removed"):
+        package_reset_to_bundled(acting_user=None, package=_pkg("GENOME_SIZES"))
     # A curator who activates it anyway keeps it, as an override of the missing file.
     package = package_set_active(acting_user=None, package=_pkg("GENOME_SIZES"), active=True)
     assert package.is_overridden
