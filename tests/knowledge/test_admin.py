@@ -431,3 +431,21 @@ def test_a_save_refused_by_a_concurrent_change_is_reported_not_a_500(curator_cli
     assert response.status_code == 200
     assert "Not saved: aliases: Alias 'PRECOS' already names package PRICING_RULES." in _messages(response)
     assert _pkg("COMPANY_INFO").revision_number == 1
+
+
+def test_the_curators_group_holds_the_knowledge_permissions_after_migrate(db):
+    from django.contrib.auth.models import Group
+
+    group = Group.objects.get(name="curators")
+    codenames = set(group.permissions.values_list("codename", flat=True))
+    assert {"add_package", "change_package", "view_package", "curate_package", "view_packagerevision"} <= codenames
+
+
+def test_only_curators_and_superusers_curate(curator, staff_reader, user, django_user_model):
+    from knowledge.permissions import is_curator
+
+    superuser = django_user_model.objects.create_superuser(username="root", password="x")
+    assert is_curator(curator) and is_curator(superuser)
+    assert not is_curator(staff_reader) and not is_curator(user)
+    curator.is_active = False
+    assert not is_curator(curator)
