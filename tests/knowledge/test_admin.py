@@ -449,3 +449,13 @@ def test_only_curators_and_superusers_curate(curator, staff_reader, user, django
     assert not is_curator(staff_reader) and not is_curator(user)
     curator.is_active = False
     assert not is_curator(curator)
+
+
+def test_adding_an_existing_id_is_a_field_error(curator_client, catalog):
+    response = curator_client.post(
+        _url("add"),
+        {"package_id": "PRICING_RULES", "title": "T", "summary": "S", "kind": "knowledge", "body": "B"},
+    )
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["package_id"] == ["Package with this ID already exists."]
+    assert _pkg("PRICING_RULES").revision_number == 1
