@@ -423,7 +423,7 @@ def test_non_staff_user_cannot_reach_the_admin(client, user, catalog):
 
 def test_a_save_refused_by_a_concurrent_change_is_reported_not_a_500(curator_client, catalog, monkeypatch):
     # Simulate the race: the form's check passes, then another curator takes the alias first.
-    monkeypatch.setattr("knowledge.admin.package_content_clean", lambda *, package_id, data: data)
+    monkeypatch.setattr("knowledge.forms.package_content_clean", lambda *, package_id, data: data)
     package = _pkg("COMPANY_INFO")
     response = curator_client.post(
         _url("change", package.pk), _form_data(package, aliases="PRECOS", revision_note="race"), follow=True
