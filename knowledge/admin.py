@@ -20,9 +20,9 @@ from django.views.decorators.http import require_POST
 
 from common.exceptions import ApplicationError
 from knowledge.exceptions import RevisionNotFoundError
+from knowledge.forms import PackageAdminForm
 from knowledge.markdown import extract_wikilinks, render_markdown
 from knowledge.models import CatalogState, Package, PackageOrigin, PackageRevision
-from knowledge.forms import PackageAdminForm
 from knowledge.permissions import is_curator
 from knowledge.revision_diff import revision_diff
 from knowledge.selectors import package_revision_get, package_revisions, package_wikilinks_unresolved
