@@ -38,6 +38,8 @@ class KnowledgeSet:
 
     full_ids: tuple[str, ...] = ()
     listed_ids: tuple[str, ...] = ()
+    # the ontology route's structured context (one section per CoT step), for ontology agents
+    ontology_context: str = ""
 
 
 @dataclass(frozen=True)
@@ -82,6 +84,8 @@ def build_call(
     parts.append(f"## Package catalog (version {catalog.version})\n{catalog.render()}")
     if knowledge:
         parts.append("## Knowledge for this message\n" + "\n\n".join(_section(e) for e in knowledge))
+    if knowledge_set.ontology_context:
+        parts.append("## Ontology reasoning for this message\n" + knowledge_set.ontology_context)
     if collected:
         parts.append("## Packages you loaded\n" + "\n\n".join(_section(e) for e in collected))
     listed = [

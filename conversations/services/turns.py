@@ -18,6 +18,7 @@ never lose an update of ``collected_packages`` or the counter.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -88,6 +89,7 @@ class TurnOutcome:
     llm_ms: int = 0
     catalog_version: int = 0
     packages: dict[str, int] = field(default_factory=dict)  # delivered ID → revision, in order
+    ontology: dict | None = None  # the ontology route, for agents configured with an ontology
 
     @classmethod
     def handoff(cls, reason: str, detail: str, **kwargs) -> "TurnOutcome":
@@ -168,6 +170,48 @@ def knowledge_set_for_turn(
     if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
         return KnowledgeSet()
     return KnowledgeSet()
+
+
+# --- 5b. ontology routing (agents with ``ontology``) -----------------------------------------------
+
+
+def _ontology_for_turn(*, session: Session, inbound: Message) -> dict | None:
+    """The ontology route for this message, with the session user's profile skills."""
+    if not session.agent.ontology:
+        return None
+    from ontology.selectors import profile_get
+    from ontology.services import ontology_route
+
+    profile = profile_get(tenant=session.tenant, user=session.user) if session.user_id else None
+    return ontology_route(tenant=session.tenant, message=inbound.text, profile=profile, origin="turn").as_dict()
+
+
+def _ontology_interruption(ontology: dict | None) -> TurnOutcome | None:
+    """The seed's interruptions that replace the LLM call: ask back, or hand off to the guardian."""
+    if not ontology:
+        return None
+    for item in ontology["interruptions"]:
+        if item["type"] in ("clarifying_question", "disambiguation"):
+            reply = "\n".join(q["text"] for q in item["questions"])
+            return TurnOutcome(status=MessageStatus.CLARIFICATION, reply=reply,
+                               catalog_version=get_active_catalog().version)
+        if item["type"] == "guardian_handoff":
+            return TurnOutcome.handoff(
+                HandoffReason.GUARDIAN, f"ontology: critical skill {item['skill']} → {item['agent']}",
+                catalog_version=get_active_catalog().version,
+            )
+    return None
+
+
+def _ontology_finish(outcome: TurnOutcome, ontology: dict | None) -> None:
+    """Attach the route; an irreversible-risk answer carries the caveat and the escalation offer."""
+    if ontology is None:
+        return
+    outcome.ontology = ontology
+    if outcome.status == MessageStatus.ANSWERED:
+        for item in ontology["interruptions"]:
+            if item["type"] == "irreversible_risk":
+                outcome.reply = f"{outcome.reply}\n\n{item['caveat']}"
 
 
 # --- 3. and 7. the session row, always locked ---------------------------------------------------
@@ -262,6 +306,8 @@ def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, tim
             "timings_ms": timings,
             "session_status": locked.status,
         }
+        if outcome.ontology is not None:
+            response["ontology"] = outcome.ontology
         reply.response = response
         reply.save(update_fields=["response"])
     return response
@@ -270,7 +316,9 @@ def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, tim
 # --- 6. the agent loop --------------------------------------------------------------------------
 
 
-def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext) -> TurnOutcome:
+def _agent_loop(
+    *, session: Session, inbound: Message, turn_context: TurnContext, ontology: dict | None = None
+) -> TurnOutcome:
     agent = session.agent
     budget = max_enrichments()
     cap = max_calls()
@@ -279,6 +327,8 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     knowledge_set = knowledge_set_for_turn(
         session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
     )
+    if ontology is not None:
+        knowledge_set = dataclasses.replace(knowledge_set, ontology_context=ontology["context"])
     collected = list(session.collected_packages or [])
     state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
 
@@ -412,7 +462,11 @@ def message_send(
                 catalog_version=get_active_catalog().version,
             )
         else:
-            outcome = _agent_loop(session=session, inbound=inbound, turn_context=turn_context)
+            ontology = _ontology_for_turn(session=session, inbound=inbound)
+            outcome = _ontology_interruption(ontology) or _agent_loop(
+                session=session, inbound=inbound, turn_context=turn_context, ontology=ontology
+            )
+            _ontology_finish(outcome, ontology)
         total_ms = _ms_since(started)
         timings = {"total": total_ms, "llm": outcome.llm_ms, "overhead": max(total_ms - outcome.llm_ms, 0)}
         response = _turn_close(session=session, inbound=inbound, outcome=outcome, timings=timings)
