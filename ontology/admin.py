@@ -106,14 +106,35 @@ def _run(modeladmin, request, queryset, service, verb):
 @admin.register(Chunk)
 class ChunkAdmin(admin.ModelAdmin):
     form = ChunkForm
-    list_display = ["chunk_id", "ontology_class", "subclass", "state", "proposed_class", "needs_reindex",
-                    "validated_by", "updated_at"]
+    list_display = [
+        "chunk_id",
+        "ontology_class",
+        "subclass",
+        "state",
+        "proposed_class",
+        "needs_reindex",
+        "validated_by",
+        "updated_at",
+    ]
     list_filter = ["state", "ontology_class", "needs_reindex", "schema_version"]
     search_fields = ["chunk_id", "text"]
     list_select_related = ["ontology_class", "validated_by"]
-    readonly_fields = ["state", "ontology_class", "subclass", "proposed_class", "proposed_subclass",
-                       "proposal_confidence", "schema_version", "needs_reindex", "validated_by", "validated_at",
-                       "indexed_at", "last_error", "created_at", "updated_at"]
+    readonly_fields = [
+        "state",
+        "ontology_class",
+        "subclass",
+        "proposed_class",
+        "proposed_subclass",
+        "proposal_confidence",
+        "schema_version",
+        "needs_reindex",
+        "validated_by",
+        "validated_at",
+        "indexed_at",
+        "last_error",
+        "created_at",
+        "updated_at",
+    ]
     inlines = [ChunkEventInline]
     actions = ["accept_proposal", "validate", "index", "validate_and_index", "send_back", "mark_for_reindex"]
 
@@ -123,8 +144,12 @@ class ChunkAdmin(admin.ModelAdmin):
     def save_model(self, request, obj, form, change):
         # Writes go through the services, so the admin, the API and the commands agree.
         if change:
-            chunk_metadata_update(acting_user=request.user, chunk=obj, metadata=form.cleaned_data["metadata"],
-                                  text=form.cleaned_data["text"])
+            chunk_metadata_update(
+                acting_user=request.user,
+                chunk=obj,
+                metadata=form.cleaned_data["metadata"],
+                text=form.cleaned_data["text"],
+            )
         else:
             record = {**form.cleaned_data["metadata"], "chunk_id": obj.chunk_id, "texto": obj.text}
             chunk_ingest(acting_user=request.user, record=record, index=False)
@@ -148,6 +173,7 @@ class ChunkAdmin(admin.ModelAdmin):
         def both(*, acting_user, chunk):
             with transaction.atomic():
                 chunk_index(acting_user=acting_user, chunk=chunk_validate(acting_user=acting_user, chunk=chunk))
+
         _run(self, request, queryset, both, "Validated and indexed")
 
     @admin.action(description="Send back to tagging (removes from the index)")

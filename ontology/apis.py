@@ -12,7 +12,6 @@ from ontology.selectors import profile_get, profile_skill_rows, skill_list
 from ontology.services import ontology_route, profile_set_skills
 
 
-
 def _external_user_id_field():
     return serializers.CharField(max_length=128, required=False, allow_blank=True, default="")
 
@@ -66,15 +65,21 @@ class ProfileApi(APIView):
     @extend_schema(
         summary="Set a profile's active skills (replaces the set)",
         request=InputSerializer,
-        responses={200: ProfileOutputSerializer, 400: OpenApiResponse(description="UNKNOWN_SKILL, SKILL_TIER_NOT_ALLOWED")},
+        responses={
+            200: ProfileOutputSerializer,
+            400: OpenApiResponse(description="UNKNOWN_SKILL, SKILL_TIER_NOT_ALLOWED"),
+        },
     )
     def put(self, request):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         profile = profile_set_skills(
-            acting_user=request.user, tenant=request.tenant, skills=data["skills"],
-            external_user_id=data["external_user_id"], tier=data.get("tier"),
+            acting_user=request.user,
+            tenant=request.tenant,
+            skills=data["skills"],
+            external_user_id=data["external_user_id"],
+            tier=data.get("tier"),
         )
         return Response(ProfileOutputSerializer(_profile_payload(profile, data["external_user_id"])).data)
 
@@ -127,13 +132,17 @@ class OntologyRouteApi(APIView):
     @extend_schema(
         summary="Route a message through the ontology",
         request=InputSerializer,
-        responses={200: OntologyRouteOutputSerializer, 400: OpenApiResponse(description="VALIDATION_ERROR, UNKNOWN_SKILL")},
+        responses={
+            200: OntologyRouteOutputSerializer,
+            400: OpenApiResponse(description="VALIDATION_ERROR, UNKNOWN_SKILL"),
+        },
     )
     def post(self, request):
         body = self.InputSerializer(data=request.data)
         body.is_valid(raise_exception=True)
         data = body.validated_data
         profile = profile_get(tenant=request.tenant, user=request.user, external_user_id=data["external_user_id"])
-        result = ontology_route(tenant=request.tenant, message=data["message"], skills=data.get("skills"),
-                                profile=profile, origin="api")
+        result = ontology_route(
+            tenant=request.tenant, message=data["message"], skills=data.get("skills"), profile=profile, origin="api"
+        )
         return Response(result.as_dict())

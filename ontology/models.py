@@ -89,8 +89,10 @@ class Skill(models.Model):
             unknown = sorted(set(self.rag_bias) - known)
             if unknown:
                 errors["rag_bias"] = f"Unknown strategies: {', '.join(unknown)} (known: {', '.join(sorted(known))})."
-            elif any(not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1
-                     for v in self.rag_bias.values()):
+            elif any(
+                not isinstance(v, (int, float)) or isinstance(v, bool) or not 0 <= v <= 1
+                for v in self.rag_bias.values()
+            ):
                 errors["rag_bias"] = "Weights must be numbers between 0 and 1."
         if not isinstance(self.index_filters, dict) or not all(
             isinstance(v, str) or (isinstance(v, list) and all(isinstance(x, str) for x in v))
@@ -185,8 +187,9 @@ class MetadataSchema(models.Model):
     class Meta:
         ordering = ["-created_at"]
         constraints = [
-            models.UniqueConstraint(fields=["is_current"], condition=models.Q(is_current=True),
-                                    name="ontology_single_current_schema")
+            models.UniqueConstraint(
+                fields=["is_current"], condition=models.Q(is_current=True), name="ontology_single_current_schema"
+            )
         ]
 
     def __str__(self) -> str:
@@ -232,7 +235,10 @@ class Chunk(models.Model):
         ordering = ["chunk_id"]
         indexes = [models.Index(fields=["state", "updated_at"])]
         permissions = [
-            ("validate_critical_chunk", "Can validate high-criticality chunks (interventions, dosages, contraindications)"),
+            (
+                "validate_critical_chunk",
+                "Can validate high-criticality chunks (interventions, dosages, contraindications)",
+            ),
         ]
 
     def __str__(self) -> str:

@@ -26,9 +26,7 @@ def skills_by_slug(slugs: Sequence[str]) -> list[Skill]:
     found = {s.slug: s for s in skill_list().filter(slug__in=wanted)}
     unknown = [s for s in wanted if s not in found]
     if unknown:
-        raise UnknownSkillError(
-            f"Unknown or inactive skill: {', '.join(unknown)}.", details={"unknown": unknown}
-        )
+        raise UnknownSkillError(f"Unknown or inactive skill: {', '.join(unknown)}.", details={"unknown": unknown})
     return [found[s] for s in wanted]
 
 

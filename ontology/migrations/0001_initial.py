@@ -7,190 +7,401 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
+        ("accounts", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='OntologyClass',
+            name="OntologyClass",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.CharField(max_length=64, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9_]*$', 'Use lower case letters, digits and underscores.')])),
-                ('group', models.CharField(choices=[('contexto_perfil', 'Contexto e perfil → Skills'), ('processo_estrutura', 'Processo e estrutura → Skills situacionais'), ('raciocinio_diagnostico', 'Raciocínio diagnóstico e operacional → padrões de consulta'), ('conhecimento_evidencia', 'Conhecimento e evidência → metadados de chunk')], max_length=32)),
-                ('label', models.CharField(max_length=120)),
-                ('description', models.TextField(blank=True)),
-                ('subclasses', models.JSONField(blank=True, default=list)),
-                ('critical', models.BooleanField(default=False, help_text='High criticality: chunks need a curator with validate_critical_chunk before indexing.')),
-                ('position', models.PositiveSmallIntegerField(default=0)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "slug",
+                    models.CharField(
+                        max_length=64,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9_]*$", "Use lower case letters, digits and underscores."
+                            )
+                        ],
+                    ),
+                ),
+                (
+                    "group",
+                    models.CharField(
+                        choices=[
+                            ("contexto_perfil", "Contexto e perfil → Skills"),
+                            ("processo_estrutura", "Processo e estrutura → Skills situacionais"),
+                            ("raciocinio_diagnostico", "Raciocínio diagnóstico e operacional → padrões de consulta"),
+                            ("conhecimento_evidencia", "Conhecimento e evidência → metadados de chunk"),
+                        ],
+                        max_length=32,
+                    ),
+                ),
+                ("label", models.CharField(max_length=120)),
+                ("description", models.TextField(blank=True)),
+                ("subclasses", models.JSONField(blank=True, default=list)),
+                (
+                    "critical",
+                    models.BooleanField(
+                        default=False,
+                        help_text="High criticality: chunks need a curator with validate_critical_chunk before indexing.",
+                    ),
+                ),
+                ("position", models.PositiveSmallIntegerField(default=0)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'verbose_name_plural': 'ontology classes',
-                'ordering': ['position', 'slug'],
+                "verbose_name_plural": "ontology classes",
+                "ordering": ["position", "slug"],
             },
         ),
         migrations.CreateModel(
-            name='Chunk',
+            name="Chunk",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('chunk_id', models.CharField(max_length=120, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9_]*$', 'Use lower case letters, digits and underscores.')])),
-                ('text', models.TextField()),
-                ('metadata', models.JSONField(blank=True, default=dict)),
-                ('subclass', models.CharField(blank=True, max_length=80)),
-                ('state', models.CharField(choices=[('captured', 'Captured'), ('classified', 'Classified'), ('tagged', 'Tagged'), ('validated', 'Validated'), ('indexed', 'Indexed')], default='captured', max_length=16)),
-                ('schema_version', models.CharField(default='ontologia_v2_2026.05', max_length=64)),
-                ('needs_reindex', models.BooleanField(default=False)),
-                ('proposed_class', models.CharField(blank=True, max_length=64)),
-                ('proposed_subclass', models.CharField(blank=True, max_length=80)),
-                ('proposal_confidence', models.FloatField(blank=True, null=True)),
-                ('validated_at', models.DateTimeField(blank=True, null=True)),
-                ('indexed_at', models.DateTimeField(blank=True, null=True)),
-                ('last_error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('validated_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='validated_chunks', to=settings.AUTH_USER_MODEL)),
-                ('ontology_class', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='chunks', to='ontology.ontologyclass')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "chunk_id",
+                    models.CharField(
+                        max_length=120,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9_]*$", "Use lower case letters, digits and underscores."
+                            )
+                        ],
+                    ),
+                ),
+                ("text", models.TextField()),
+                ("metadata", models.JSONField(blank=True, default=dict)),
+                ("subclass", models.CharField(blank=True, max_length=80)),
+                (
+                    "state",
+                    models.CharField(
+                        choices=[
+                            ("captured", "Captured"),
+                            ("classified", "Classified"),
+                            ("tagged", "Tagged"),
+                            ("validated", "Validated"),
+                            ("indexed", "Indexed"),
+                        ],
+                        default="captured",
+                        max_length=16,
+                    ),
+                ),
+                ("schema_version", models.CharField(default="ontologia_v2_2026.05", max_length=64)),
+                ("needs_reindex", models.BooleanField(default=False)),
+                ("proposed_class", models.CharField(blank=True, max_length=64)),
+                ("proposed_subclass", models.CharField(blank=True, max_length=80)),
+                ("proposal_confidence", models.FloatField(blank=True, null=True)),
+                ("validated_at", models.DateTimeField(blank=True, null=True)),
+                ("indexed_at", models.DateTimeField(blank=True, null=True)),
+                ("last_error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "validated_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="validated_chunks",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "ontology_class",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="chunks",
+                        to="ontology.ontologyclass",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['chunk_id'],
-                'permissions': [('validate_critical_chunk', 'Can validate high-criticality chunks (interventions, dosages, contraindications)')],
+                "ordering": ["chunk_id"],
+                "permissions": [
+                    (
+                        "validate_critical_chunk",
+                        "Can validate high-criticality chunks (interventions, dosages, contraindications)",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='ChunkEvent',
+            name="ChunkEvent",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('from_state', models.CharField(blank=True, max_length=16)),
-                ('to_state', models.CharField(max_length=16)),
-                ('note', models.CharField(blank=True, max_length=300)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('chunk', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='events', to='ontology.chunk')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("from_state", models.CharField(blank=True, max_length=16)),
+                ("to_state", models.CharField(max_length=16)),
+                ("note", models.CharField(blank=True, max_length=300)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "chunk",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="events", to="ontology.chunk"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['chunk_id', 'id'],
+                "ordering": ["chunk_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='MetadataSchema',
+            name="MetadataSchema",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('version', models.CharField(max_length=64, unique=True)),
-                ('schema', models.JSONField()),
-                ('is_current', models.BooleanField(default=False)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("version", models.CharField(max_length=64, unique=True)),
+                ("schema", models.JSONField()),
+                ("is_current", models.BooleanField(default=False)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.UniqueConstraint(condition=models.Q(('is_current', True)), fields=('is_current',), name='ontology_single_current_schema')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.UniqueConstraint(
+                        condition=models.Q(("is_current", True)),
+                        fields=("is_current",),
+                        name="ontology_single_current_schema",
+                    )
+                ],
             },
         ),
         migrations.CreateModel(
-            name='Profile',
+            name="Profile",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('external_user_id', models.CharField(blank=True, default='', max_length=128)),
-                ('tier', models.CharField(choices=[('semente', 'Semente'), ('muda', 'Muda'), ('arvore', 'Árvore'), ('floresta', 'Floresta')], default='semente', max_length=16)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ontology_profiles', to='accounts.tenant')),
-                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.CASCADE, related_name='ontology_profiles', to=settings.AUTH_USER_MODEL)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("external_user_id", models.CharField(blank=True, default="", max_length=128)),
+                (
+                    "tier",
+                    models.CharField(
+                        choices=[
+                            ("semente", "Semente"),
+                            ("muda", "Muda"),
+                            ("arvore", "Árvore"),
+                            ("floresta", "Floresta"),
+                        ],
+                        default="semente",
+                        max_length=16,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ontology_profiles",
+                        to="accounts.tenant",
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ontology_profiles",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['tenant__slug', 'external_user_id', 'id'],
+                "ordering": ["tenant__slug", "external_user_id", "id"],
             },
         ),
         migrations.CreateModel(
-            name='OntologyRoute',
+            name="OntologyRoute",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('origin', models.CharField(default='api', help_text='api, context or turn', max_length=32)),
-                ('pattern', models.CharField(max_length=32)),
-                ('confidence', models.FloatField()),
-                ('fallback', models.BooleanField(default=False)),
-                ('distribution', models.JSONField()),
-                ('strategy', models.CharField(max_length=32)),
-                ('filters', models.JSONField()),
-                ('skills', models.JSONField(default=list)),
-                ('interruptions', models.JSONField(default=list, help_text='interruption types')),
-                ('chunk_ids', models.JSONField(default=list)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='ontology_routes', to='accounts.tenant')),
-                ('profile', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='routes', to='ontology.profile')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("origin", models.CharField(default="api", help_text="api, context or turn", max_length=32)),
+                ("pattern", models.CharField(max_length=32)),
+                ("confidence", models.FloatField()),
+                ("fallback", models.BooleanField(default=False)),
+                ("distribution", models.JSONField()),
+                ("strategy", models.CharField(max_length=32)),
+                ("filters", models.JSONField()),
+                ("skills", models.JSONField(default=list)),
+                ("interruptions", models.JSONField(default=list, help_text="interruption types")),
+                ("chunk_ids", models.JSONField(default=list)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="ontology_routes",
+                        to="accounts.tenant",
+                    ),
+                ),
+                (
+                    "profile",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="routes",
+                        to="ontology.profile",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at', '-id'],
+                "ordering": ["-created_at", "-id"],
             },
         ),
         migrations.CreateModel(
-            name='Skill',
+            name="Skill",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('slug', models.CharField(max_length=64, unique=True, validators=[django.core.validators.RegexValidator('^[a-z0-9][a-z0-9_]*$', 'Use lower case letters, digits and underscores.')])),
-                ('category', models.CharField(max_length=64)),
-                ('rag_bias', models.JSONField(blank=True, default=dict, help_text='strategy → weight in [0, 1]')),
-                ('index_filters', models.JSONField(blank=True, default=dict, help_text='metadata key → value or list; "*" = any')),
-                ('min_tier', models.CharField(choices=[('semente', 'Semente'), ('muda', 'Muda'), ('arvore', 'Árvore'), ('floresta', 'Floresta')], default='semente', max_length=16)),
-                ('inference_agent', models.CharField(blank=True, max_length=64)),
-                ('version', models.CharField(max_length=32)),
-                ('critical', models.BooleanField(default=False, help_text='When active, the guardian agent takes over.')),
-                ('situational', models.BooleanField(default=False)),
-                ('activation', models.JSONField(blank=True, default=dict, help_text='e.g. {"sintomas": ["compactacao"]}')),
-                ('deactivation', models.JSONField(blank=True, default=dict, help_text='e.g. {"termos": ["erosao controlada"]}')),
-                ('is_active', models.BooleanField(default=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('ontology_class', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='skills', to='ontology.ontologyclass')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "slug",
+                    models.CharField(
+                        max_length=64,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[a-z0-9][a-z0-9_]*$", "Use lower case letters, digits and underscores."
+                            )
+                        ],
+                    ),
+                ),
+                ("category", models.CharField(max_length=64)),
+                ("rag_bias", models.JSONField(blank=True, default=dict, help_text="strategy → weight in [0, 1]")),
+                (
+                    "index_filters",
+                    models.JSONField(blank=True, default=dict, help_text='metadata key → value or list; "*" = any'),
+                ),
+                (
+                    "min_tier",
+                    models.CharField(
+                        choices=[
+                            ("semente", "Semente"),
+                            ("muda", "Muda"),
+                            ("arvore", "Árvore"),
+                            ("floresta", "Floresta"),
+                        ],
+                        default="semente",
+                        max_length=16,
+                    ),
+                ),
+                ("inference_agent", models.CharField(blank=True, max_length=64)),
+                ("version", models.CharField(max_length=32)),
+                (
+                    "critical",
+                    models.BooleanField(default=False, help_text="When active, the guardian agent takes over."),
+                ),
+                ("situational", models.BooleanField(default=False)),
+                (
+                    "activation",
+                    models.JSONField(blank=True, default=dict, help_text='e.g. {"sintomas": ["compactacao"]}'),
+                ),
+                (
+                    "deactivation",
+                    models.JSONField(blank=True, default=dict, help_text='e.g. {"termos": ["erosao controlada"]}'),
+                ),
+                ("is_active", models.BooleanField(default=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "ontology_class",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="skills", to="ontology.ontologyclass"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['slug'],
+                "ordering": ["slug"],
             },
         ),
         migrations.CreateModel(
-            name='ProfileSkill',
+            name="ProfileSkill",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('source', models.CharField(choices=[('manual', 'Set by the user or an admin'), ('situational', 'Activated by a detected symptom')], default='manual', max_length=16)),
-                ('activated_at', models.DateTimeField(auto_now_add=True)),
-                ('profile', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='profile_skills', to='ontology.profile')),
-                ('skill', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='profile_skills', to='ontology.skill')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "source",
+                    models.CharField(
+                        choices=[
+                            ("manual", "Set by the user or an admin"),
+                            ("situational", "Activated by a detected symptom"),
+                        ],
+                        default="manual",
+                        max_length=16,
+                    ),
+                ),
+                ("activated_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "profile",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="profile_skills",
+                        to="ontology.profile",
+                    ),
+                ),
+                (
+                    "skill",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="profile_skills", to="ontology.skill"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['profile_id', 'skill__slug'],
+                "ordering": ["profile_id", "skill__slug"],
             },
         ),
         migrations.AddField(
-            model_name='profile',
-            name='skills',
-            field=models.ManyToManyField(blank=True, related_name='profiles', through='ontology.ProfileSkill', to='ontology.skill'),
+            model_name="profile",
+            name="skills",
+            field=models.ManyToManyField(
+                blank=True, related_name="profiles", through="ontology.ProfileSkill", to="ontology.skill"
+            ),
         ),
         migrations.AddIndex(
-            model_name='chunk',
-            index=models.Index(fields=['state', 'updated_at'], name='ontology_ch_state_2ecc7f_idx'),
+            model_name="chunk",
+            index=models.Index(fields=["state", "updated_at"], name="ontology_ch_state_2ecc7f_idx"),
         ),
         migrations.AddIndex(
-            model_name='ontologyroute',
-            index=models.Index(fields=['tenant', '-created_at'], name='ontology_on_tenant__e8c4d0_idx'),
+            model_name="ontologyroute",
+            index=models.Index(fields=["tenant", "-created_at"], name="ontology_on_tenant__e8c4d0_idx"),
         ),
         migrations.AddConstraint(
-            model_name='profileskill',
-            constraint=models.UniqueConstraint(fields=('profile', 'skill'), name='ontology_profile_skill_unique'),
+            model_name="profileskill",
+            constraint=models.UniqueConstraint(fields=("profile", "skill"), name="ontology_profile_skill_unique"),
         ),
         migrations.AddConstraint(
-            model_name='profile',
-            constraint=models.UniqueConstraint(condition=models.Q(('external_user_id', ''), _negated=True), fields=('tenant', 'external_user_id'), name='ontology_profile_unique_external_user'),
+            model_name="profile",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("external_user_id", ""), _negated=True),
+                fields=("tenant", "external_user_id"),
+                name="ontology_profile_unique_external_user",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='profile',
-            constraint=models.UniqueConstraint(condition=models.Q(('external_user_id', ''), ('user__isnull', False)), fields=('tenant', 'user'), name='ontology_profile_unique_api_user'),
+            model_name="profile",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("external_user_id", ""), ("user__isnull", False)),
+                fields=("tenant", "user"),
+                name="ontology_profile_unique_api_user",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='profile',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('external_user_id', ''), _negated=True), ('user__isnull', False), _connector='OR'), name='ontology_profile_has_owner'),
+            model_name="profile",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("external_user_id", ""), _negated=True), ("user__isnull", False), _connector="OR"
+                ),
+                name="ontology_profile_has_owner",
+            ),
         ),
     ]

@@ -35,8 +35,13 @@ CONVERGENCE_MAX_CAUSES = 3
 NEAR_SHARE = 0.8
 
 STEP_TITLES = {
-    "sintoma": "Sintoma", "causa_provavel": "Causas prováveis", "processo": "Processos afetados",
-    "estrutura": "Estruturas", "intervencao": "Intervenções", "pratica": "Práticas", "indicador": "Indicadores",
+    "sintoma": "Sintoma",
+    "causa_provavel": "Causas prováveis",
+    "processo": "Processos afetados",
+    "estrutura": "Estruturas",
+    "intervencao": "Intervenções",
+    "pratica": "Práticas",
+    "indicador": "Indicadores",
 }
 INTENTS = {
     "sintoma": "Qual sintoma descreve a observação do produtor{ctx}?",
@@ -166,22 +171,38 @@ def multi_hop_guiado(
         hits = _rank(corpus, related, query_terms, relation)
         if step == "sintoma" and not anchor:
             # no symptom named in the vocabulary: accept a BM25 match on two or more words
-            hits = [h for h in hits if len(set(message_terms) & set(corpus.doc_terms[corpus.position[h.record.chunk_id]])) >= 2]
+            hits = [
+                h
+                for h in hits
+                if len(set(message_terms) & set(corpus.doc_terms[corpus.position[h.record.chunk_id]])) >= 2
+            ]
         kept, keys = _findings(step, hits, anchor)
         section = make_step(
-            step, "hibrida", intent, filters, kept,
+            step,
+            "hibrida",
+            intent,
+            filters,
+            kept,
             title=STEP_TITLES[step],
             uses={"chunks": list(prev_ids), "keys": sorted(relation)},
-            findings={"keys": keys, "terms": _labels(keys),
-                      "salient_terms": _salient_terms(corpus, kept, set(query_terms))},
+            findings={
+                "keys": keys,
+                "terms": _labels(keys),
+                "salient_terms": _salient_terms(corpus, kept, set(query_terms)),
+            },
             status=status,
         )
         run.steps.append(section)
         run.hits.extend(kept)
         if index == 0 and step == "sintoma" and not kept:
             section["status"] = "inconclusive"
-            run.interruptions.append({"type": "clarifying_question", "step": step,
-                                      "questions": [{"id": "descrever_sintoma", "text": CLARIFY_SYMPTOM[lang]}]})
+            run.interruptions.append(
+                {
+                    "type": "clarifying_question",
+                    "step": step,
+                    "questions": [{"id": "descrever_sintoma", "text": CLARIFY_SYMPTOM[lang]}],
+                }
+            )
             return run
         if step == "sintoma" and not anchor:
             anchor = [k for k in keys]
@@ -190,11 +211,14 @@ def multi_hop_guiado(
             section["convergence"] = {"near_causes": [h.record.chunk_id for h in near]}
             if len(near) > CONVERGENCE_MAX_CAUSES:
                 section["status"] = "not_converged"
-                run.interruptions.append({
-                    "type": "disambiguation", "step": step,
-                    "candidates": [h.record.chunk_id for h in near],
-                    "questions": disambiguation_questions(normalized_message, lang),
-                })
+                run.interruptions.append(
+                    {
+                        "type": "disambiguation",
+                        "step": step,
+                        "candidates": [h.record.chunk_id for h in near],
+                        "questions": disambiguation_questions(normalized_message, lang),
+                    }
+                )
                 return run
         if kept:
             prev_keys, prev_ids = keys, [h.record.chunk_id for h in kept]

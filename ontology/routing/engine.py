@@ -10,7 +10,14 @@ from dataclasses import dataclass, field
 from .chain import STEP_TITLES, multi_hop_guiado
 from .corpus import Corpus, Hit
 from .data import critical_class_ids
-from .distribution import SkillSpec, choose_strategy, context_filters, pattern_spec, route_filters, strategy_distribution
+from .distribution import (
+    SkillSpec,
+    choose_strategy,
+    context_filters,
+    pattern_spec,
+    route_filters,
+    strategy_distribution,
+)
 from .messages import GUARDIAN, RISK_CAVEAT
 from .patterns import classify
 from .search import analyze
@@ -139,25 +146,45 @@ def route(
     context = context_filters(active, message)
     filters = route_filters(match.pattern, context)
     outcome = RouteOutcome(
-        pattern=match.pattern, confidence=match.confidence, fallback=match.fallback, distribution=distribution,
-        strategy=strategy, filters=filters, skills=[s.id for s in active], activated_skills=on,
-        deactivated_skills=off, symptoms=symptoms, language=lang,
+        pattern=match.pattern,
+        confidence=match.confidence,
+        fallback=match.fallback,
+        distribution=distribution,
+        strategy=strategy,
+        filters=filters,
+        skills=[s.id for s in active],
+        activated_skills=on,
+        deactivated_skills=off,
+        symptoms=symptoms,
+        language=lang,
     )
 
     critical = [s for s in active if s.critical]
     if critical:
         skill = critical[0]
-        outcome.interruptions.append({
-            "type": "guardian_handoff", "skill": skill.id, "agent": skill.inference_agent or "agente_guardiao",
-            "activated_now": skill.id in on, "message": GUARDIAN[lang],
-        })
+        outcome.interruptions.append(
+            {
+                "type": "guardian_handoff",
+                "skill": skill.id,
+                "agent": skill.inference_agent or "agente_guardiao",
+                "activated_now": skill.id in on,
+                "message": GUARDIAN[lang],
+            }
+        )
         return outcome
 
     query_terms = analyze(message)
     if strategy == "multi_hop_guiado":
         template = pattern_spec(match.pattern).get("chain") or pattern_spec("diagnosis")["chain"]
-        run = multi_hop_guiado(corpus, message=message, normalized_message=text, symptoms=symptoms,
-                               context_filters=context, template=template, lang=lang)
+        run = multi_hop_guiado(
+            corpus,
+            message=message,
+            normalized_message=text,
+            symptoms=symptoms,
+            context_filters=context,
+            template=template,
+            lang=lang,
+        )
     elif strategy == "casos_semelhantes":
         run = casos_semelhantes(corpus, query_terms, context, intent=message)
     elif strategy == "graphrag":
@@ -168,15 +195,19 @@ def route(
         run = hibrida(corpus, query_terms, filters, intent=message)
 
     blocking = {"clarifying_question", "disambiguation"}
-    if (strategy != "casos_semelhantes" and distribution.get("casos_semelhantes", 0) >= CASES_COMPLEMENT_MIN_WEIGHT
-            and not any(i["type"] in blocking for i in run.interruptions)):
+    if (
+        strategy != "casos_semelhantes"
+        and distribution.get("casos_semelhantes", 0) >= CASES_COMPLEMENT_MIN_WEIGHT
+        and not any(i["type"] in blocking for i in run.interruptions)
+    ):
         run.extend(casos_semelhantes(corpus, query_terms, context, intent=message, role="complement"))
 
     outcome.steps, outcome.hits, outcome.interruptions = run.steps, run.hits, list(run.interruptions)
     risk = _risk_triggers(text, run)
     if risk:
-        outcome.interruptions.append({"type": "irreversible_risk", "triggers": risk, "caveat": RISK_CAVEAT[lang],
-                                      "escalation_offer": True})
+        outcome.interruptions.append(
+            {"type": "irreversible_risk", "triggers": risk, "caveat": RISK_CAVEAT[lang], "escalation_offer": True}
+        )
     return outcome
 
 

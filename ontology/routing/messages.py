@@ -32,9 +32,9 @@ GUARDIAN = {
 
 RISK_CAVEAT = {
     "pt": "Atenção: doses, defensivos e decisões de plantio dependem de análise de solo e de avaliação técnica "
-          "local; confirme com um agrônomo antes de aplicar. Posso encaminhar sua pergunta a um especialista.",
+    "local; confirme com um agrônomo antes de aplicar. Posso encaminhar sua pergunta a um especialista.",
     "en": "Caution: doses, pesticides and planting decisions depend on a soil test and a local technical "
-          "assessment; confirm with an agronomist before applying. I can escalate your question to a specialist.",
+    "assessment; confirm with an agronomist before applying. I can escalate your question to a specialist.",
     "es": "Atención: dosis, plaguicidas y decisiones de siembra dependen del análisis de suelo y de una evaluación "
-          "técnica local; confírmelo con un agrónomo antes de aplicar. Puedo derivar su pregunta a un especialista.",
+    "técnica local; confírmelo con un agrónomo antes de aplicar. Puedo derivar su pregunta a un especialista.",
 }

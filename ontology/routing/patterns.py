@@ -30,7 +30,12 @@ class PatternMatch:
     cues: tuple[str, ...] = ()
 
     def as_dict(self) -> dict:
-        return {"pattern": self.pattern, "confidence": self.confidence, "scores": self.scores, "fallback": self.fallback}
+        return {
+            "pattern": self.pattern,
+            "confidence": self.confidence,
+            "scores": self.scores,
+            "fallback": self.fallback,
+        }
 
 
 @lru_cache(maxsize=1)

@@ -37,15 +37,24 @@ def make_step(name: str, strategy: str, intent: str, filters: Mapping, hits: Seq
     }
 
 
-def hibrida(corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5,
-            name: str = "hibrida") -> StrategyRun:
+def hibrida(
+    corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5, name: str = "hibrida"
+) -> StrategyRun:
     """BM25 within the metadata filters."""
     hits = corpus.search(query_terms, filters, k)
     return StrategyRun([make_step(name, "hibrida", intent, filters, hits)], hits)
 
 
-def casos_semelhantes(corpus: Corpus, query_terms: Sequence[str], context_filters: Mapping, *, intent: str = "",
-                      k: int = 3, name: str = "casos_semelhantes", role: str = "primary") -> StrategyRun:
+def casos_semelhantes(
+    corpus: Corpus,
+    query_terms: Sequence[str],
+    context_filters: Mapping,
+    *,
+    intent: str = "",
+    k: int = 3,
+    name: str = "casos_semelhantes",
+    role: str = "primary",
+) -> StrategyRun:
     """Case-type evidence (validated cases, producer reports, case studies) matching the
     context filters, ranked by BM25 and then by reliability."""
     cands = corpus.candidates(context_filters, lambda r: r.meta.get("tipo_evidencia") in CASE_EVIDENCE_TYPES)
@@ -63,8 +72,9 @@ def _relation_overlap(a: ChunkRecord, b: ChunkRecord) -> list[str]:
     return sorted(a.relation_keys & b.relation_keys)
 
 
-def graphrag(corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", seeds: int = 3,
-             k: int = 6) -> StrategyRun:
+def graphrag(
+    corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", seeds: int = 3, k: int = 6
+) -> StrategyRun:
     """Seed chunks by BM25 within the filters, then expansion over the graph whose edges
     are shared practices/processes/structures/symptoms and [[wiki-links]] (both ways).
     Neighbours must satisfy the same filters."""
@@ -94,8 +104,15 @@ def graphrag(corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, in
     neighbours = sorted(best.values(), key=lambda h: (-h.score, corpus.position[h.record.chunk_id]))
     expanded = neighbours[: max(0, k - len(seed_hits))]
     hits = list(seed_hits) + expanded
-    step = make_step("graphrag", "graphrag", intent, filters, hits,
-                     seeds=[h.record.chunk_id for h in seed_hits], expanded=[h.record.chunk_id for h in expanded])
+    step = make_step(
+        "graphrag",
+        "graphrag",
+        intent,
+        filters,
+        hits,
+        seeds=[h.record.chunk_id for h in seed_hits],
+        expanded=[h.record.chunk_id for h in expanded],
+    )
     return StrategyRun([step], hits)
 
 
@@ -103,7 +120,9 @@ def _branch_node(path: str, depth: int = 2) -> str:
     return "/".join(path.split("/")[:depth])
 
 
-def raptor(corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5) -> StrategyRun:
+def raptor(
+    corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5
+) -> StrategyRun:
     """Taxonomy first: score the knowledge-tree branches (each summarized by all its
     chunks' terms), pick the best branch, then rank that branch's chunks; the next
     branch fills in when the best one has fewer than ``k`` matching chunks."""
@@ -125,10 +144,19 @@ def raptor(corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, inte
             break
         prefix = entry["ramo"]
         used.append(prefix)
-        hits.extend(corpus.search(query_terms, filters, k - len(hits),
-                                  predicate=lambda r, p=prefix: _branch_node(r.branch) == p))
-    branch_step = {"name": "raptor_ramo", "strategy": "raptor", "intent": intent,
-                   "filters": {kk: list(v) for kk, v in filters.items()}, "chunks": [],
-                   "branches": branches[:5], "chosen": used}
+        hits.extend(
+            corpus.search(
+                query_terms, filters, k - len(hits), predicate=lambda r, p=prefix: _branch_node(r.branch) == p
+            )
+        )
+    branch_step = {
+        "name": "raptor_ramo",
+        "strategy": "raptor",
+        "intent": intent,
+        "filters": {kk: list(v) for kk, v in filters.items()},
+        "chunks": [],
+        "branches": branches[:5],
+        "chosen": used,
+    }
     chunk_step = make_step("raptor_chunks", "raptor", intent, {**filters, "ramo_taxonomia_prefixo": used}, hits)
     return StrategyRun([branch_step, chunk_step], hits)

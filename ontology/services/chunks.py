@@ -64,7 +64,9 @@ def metadata_validate(metadata: Any, *, schema: dict | None = None, version: str
         version, schema = current_metadata_schema()
     if not isinstance(metadata, dict):
         raise ChunkMetadataInvalid("Chunk metadata must be a JSON object.", details={"schema_version": version})
-    errors = sorted(Draft202012Validator(schema).iter_errors(metadata), key=lambda e: (list(map(str, e.absolute_path)), e.message))
+    errors = sorted(
+        Draft202012Validator(schema).iter_errors(metadata), key=lambda e: (list(map(str, e.absolute_path)), e.message)
+    )
     if errors:
         items = [{"field": _field_of(e), "message": e.message} for e in errors]
         first = items[0]
@@ -83,8 +85,12 @@ def _transition(chunk: Chunk, to_state: str, *, actor, note: str = "") -> bool:
     if to_state not in ALLOWED_TRANSITIONS[chunk.state]:
         raise IllegalChunkTransition(
             f"Chunk '{chunk.chunk_id}' cannot go from {chunk.state} to {to_state}.",
-            details={"chunk_id": chunk.chunk_id, "from": chunk.state, "to": to_state,
-                     "allowed": sorted(ALLOWED_TRANSITIONS[chunk.state])},
+            details={
+                "chunk_id": chunk.chunk_id,
+                "from": chunk.state,
+                "to": to_state,
+                "allowed": sorted(ALLOWED_TRANSITIONS[chunk.state]),
+            },
         )
     ChunkEvent.objects.create(chunk=chunk, from_state=chunk.state, to_state=to_state, actor=actor, note=note[:300])
     chunk.state = to_state
@@ -104,14 +110,18 @@ def _apply_metadata(chunk: Chunk, metadata: dict) -> None:
     if cls is None:
         raise ChunkMetadataInvalid(
             f"Invalid chunk metadata field 'classe_ontologica': unknown class {metadata['classe_ontologica']!r}",
-            details={"schema_version": version,
-                     "errors": [{"field": "classe_ontologica", "message": "unknown ontology class"}]},
+            details={
+                "schema_version": version,
+                "errors": [{"field": "classe_ontologica", "message": "unknown ontology class"}],
+            },
         )
     if cls.subclasses and metadata["subclasse"] not in cls.subclasses:
         raise ChunkMetadataInvalid(
             f"Invalid chunk metadata field 'subclasse': {metadata['subclasse']!r} is not a subclass of {cls.slug}",
-            details={"schema_version": version,
-                     "errors": [{"field": "subclasse", "message": f"one of {', '.join(cls.subclasses)}"}]},
+            details={
+                "schema_version": version,
+                "errors": [{"field": "subclasse", "message": f"one of {', '.join(cls.subclasses)}"}],
+            },
         )
     chunk.metadata = metadata
     chunk.ontology_class = cls
@@ -163,8 +173,13 @@ def chunk_ingest(*, acting_user, record: dict, validator=None, index: bool = Tru
         if chunk.text == text and all(chunk.metadata.get(k) == v for k, v in metadata.items()):
             return IngestResult(chunk_id, "unchanged", chunk.state, chunk.state == S.TAGGED)
         action = "updated"
-        ChunkEvent.objects.create(chunk=chunk, from_state=chunk.state, to_state=S.CAPTURED, actor=acting_user,
-                                  note="content replaced by ingestion")
+        ChunkEvent.objects.create(
+            chunk=chunk,
+            from_state=chunk.state,
+            to_state=S.CAPTURED,
+            actor=acting_user,
+            note="content replaced by ingestion",
+        )
         chunk.state = S.CAPTURED
         chunk.validated_by, chunk.validated_at, chunk.indexed_at = None, None, None
         chunk.text, chunk.metadata = text, {}
@@ -178,8 +193,12 @@ def chunk_ingest(*, acting_user, record: dict, validator=None, index: bool = Tru
     chunk.proposal_confidence = proposal.confidence
     metadata.setdefault("classe_ontologica", proposal.class_id)
     metadata.setdefault("subclasse", proposal.subclass)
-    _transition(chunk, S.CLASSIFIED, actor=acting_user,
-                note=f"proposed {proposal.class_id}/{proposal.subclass} ({proposal.confidence})")
+    _transition(
+        chunk,
+        S.CLASSIFIED,
+        actor=acting_user,
+        note=f"proposed {proposal.class_id}/{proposal.subclass} ({proposal.confidence})",
+    )
     _apply_metadata(chunk, metadata)
     _transition(chunk, S.TAGGED, actor=acting_user, note="metadata valid")
     awaiting = False
@@ -207,10 +226,13 @@ def chunk_accept_proposal(*, acting_user, chunk: Chunk) -> Chunk:
     """classified → tagged with the classifier's proposed class and subclass."""
     chunk = Chunk.objects.select_for_update().get(pk=chunk.pk)
     if chunk.state != S.CLASSIFIED:
-        raise IllegalChunkTransition(f"Chunk '{chunk.chunk_id}' is {chunk.state}, not classified.",
-                                     details={"chunk_id": chunk.chunk_id, "from": chunk.state, "to": S.TAGGED})
-    _apply_metadata(chunk, {**chunk.metadata, "classe_ontologica": chunk.proposed_class,
-                            "subclasse": chunk.proposed_subclass})
+        raise IllegalChunkTransition(
+            f"Chunk '{chunk.chunk_id}' is {chunk.state}, not classified.",
+            details={"chunk_id": chunk.chunk_id, "from": chunk.state, "to": S.TAGGED},
+        )
+    _apply_metadata(
+        chunk, {**chunk.metadata, "classe_ontologica": chunk.proposed_class, "subclasse": chunk.proposed_subclass}
+    )
     _transition(chunk, S.TAGGED, actor=acting_user, note="proposal accepted")
     _save(chunk)
     return chunk
@@ -258,10 +280,16 @@ def chunk_validate(*, acting_user, chunk: Chunk) -> Chunk:
 
 @transaction.atomic
 def chunk_index(*, acting_user, chunk: Chunk) -> Chunk:
-    chunk = Chunk.objects.select_for_update(of=("self",)).select_related("ontology_class", "validated_by").get(pk=chunk.pk)
+    chunk = (
+        Chunk.objects.select_for_update(of=("self",)).select_related("ontology_class", "validated_by").get(pk=chunk.pk)
+    )
     if chunk.state == S.INDEXED:
         return chunk
-    if chunk.ontology_class is not None and chunk.ontology_class.critical and not _can_validate_critical(chunk.validated_by):
+    if (
+        chunk.ontology_class is not None
+        and chunk.ontology_class.critical
+        and not _can_validate_critical(chunk.validated_by)
+    ):
         raise CriticalValidationForbidden(
             f"Chunk '{chunk.chunk_id}' was not validated by a curator with validate_critical_chunk.",
             details={"chunk_id": chunk.chunk_id, "class": chunk.ontology_class.slug},

@@ -44,7 +44,11 @@ def profile_set_skills(
     profile.profile_skills.exclude(skill_id__in=keep).delete()
     existing = set(profile.profile_skills.values_list("skill_id", flat=True))
     ProfileSkill.objects.bulk_create(
-        [ProfileSkill(profile=profile, skill=s, source=ProfileSkill.Source.MANUAL) for s in resolved if s.pk not in existing]
+        [
+            ProfileSkill(profile=profile, skill=s, source=ProfileSkill.Source.MANUAL)
+            for s in resolved
+            if s.pk not in existing
+        ]
     )
     logger.info("ontology.profile_set profile=%s skills=%d", profile.pk, len(resolved))
     return profile

@@ -45,11 +45,15 @@ def ontology_route(
     otherwise the profile's active skills are the prior. Situational skills switched by
     the message are persisted on the profile (not when `skills` override it)."""
     if not isinstance(message, str) or not message.strip():
-        raise ApplicationError("A non-empty message is required.", code="MESSAGE_REQUIRED",
-                               details={"field": "message"})
+        raise ApplicationError(
+            "A non-empty message is required.", code="MESSAGE_REQUIRED", details={"field": "message"}
+        )
     if len(message) > MAX_MESSAGE_CHARS:
-        raise ApplicationError(f"The message is longer than {MAX_MESSAGE_CHARS} characters.",
-                               code="MESSAGE_TOO_LONG", details={"field": "message"})
+        raise ApplicationError(
+            f"The message is longer than {MAX_MESSAGE_CHARS} characters.",
+            code="MESSAGE_TOO_LONG",
+            details={"field": "message"},
+        )
     if profile is not None and profile.tenant_id != tenant.pk:
         raise ApplicationError("Profile of another tenant.", code="PROFILE_NOT_FOUND", status_code=404)
     started = time.perf_counter()
@@ -60,26 +64,41 @@ def ontology_route(
     else:
         active, source = [], "none"
     catalog = {slug: s.to_spec() for slug, s in skill_catalog().items()}
-    outcome = route(message=message, skills=[s.to_spec() for s in active], corpus=indexed_corpus(),
-                    skill_catalog=catalog)
+    outcome = route(
+        message=message, skills=[s.to_spec() for s in active], corpus=indexed_corpus(), skill_catalog=catalog
+    )
     if profile is not None and source == "profile" and (outcome.activated_skills or outcome.deactivated_skills):
-        profile_apply_situational(profile=profile, activated=outcome.activated_skills,
-                                  deactivated=outcome.deactivated_skills)
+        profile_apply_situational(
+            profile=profile, activated=outcome.activated_skills, deactivated=outcome.deactivated_skills
+        )
     duration_ms = int((time.perf_counter() - started) * 1000)
     route_id = None
     if record:
         row = OntologyRoute.objects.create(
-            tenant=tenant, profile=profile, origin=origin[:32], pattern=outcome.pattern,
-            confidence=outcome.confidence, fallback=outcome.fallback, distribution=outcome.distribution,
-            strategy=outcome.strategy, filters=outcome.filters, skills=outcome.skills,
-            interruptions=[i["type"] for i in outcome.interruptions], chunk_ids=outcome.chunk_ids,
+            tenant=tenant,
+            profile=profile,
+            origin=origin[:32],
+            pattern=outcome.pattern,
+            confidence=outcome.confidence,
+            fallback=outcome.fallback,
+            distribution=outcome.distribution,
+            strategy=outcome.strategy,
+            filters=outcome.filters,
+            skills=outcome.skills,
+            interruptions=[i["type"] for i in outcome.interruptions],
+            chunk_ids=outcome.chunk_ids,
             duration_ms=duration_ms,
         )
         route_id = row.pk
     logger.info(
         "ontology.route tenant=%s route=%s pattern=%s strategy=%s chunks=%d interruptions=%d ms=%d",
-        tenant.pk, route_id, outcome.pattern, outcome.strategy, len(outcome.chunk_ids),
-        len(outcome.interruptions), duration_ms,
+        tenant.pk,
+        route_id,
+        outcome.pattern,
+        outcome.strategy,
+        len(outcome.chunk_ids),
+        len(outcome.interruptions),
+        duration_ms,
     )
     return OntologyRouteResult(outcome=outcome, route_id=route_id, skills_source=source)
 

@@ -1,5 +1,13 @@
-"""Writes ontology/data/chunks.jsonl: the bundled sample chunks (pt-BR, sample content)."""
-import json, pathlib
+"""Writes ontology/data/chunks.jsonl: the bundled sample chunks (pt-BR, sample content).
+
+Run: python ontology/tools/make_chunks.py (data only, no Django).
+"""
+
+import json
+import pathlib
+from collections import Counter
+
+# fmt: off
 
 SCHEMA = "ontologia_v2_2026.05"
 OUT = pathlib.Path(__file__).resolve().parents[1] / "data" / "chunks.jsonl"
@@ -536,5 +544,4 @@ menos de um ano, enquanto o mix de cobertura manteve a melhora por três safras.
 
 OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), encoding="utf-8")
 print(len(rows), "chunks")
-from collections import Counter
 print(Counter(r["classe_ontologica"] for r in rows))

@@ -35,8 +35,14 @@ def tagged(sample_rows):
 
 def test_curators_see_the_ontology_admin(curator):
     client = _client(curator)
-    for url in (CHANGELIST, "/admin/ontology/skill/", "/admin/ontology/ontologyclass/", "/admin/ontology/profile/",
-                "/admin/ontology/ontologyroute/", "/admin/ontology/metadataschema/"):
+    for url in (
+        CHANGELIST,
+        "/admin/ontology/skill/",
+        "/admin/ontology/ontologyclass/",
+        "/admin/ontology/profile/",
+        "/admin/ontology/ontologyroute/",
+        "/admin/ontology/metadataschema/",
+    ):
         assert client.get(url).status_code == 200, url
 
 
@@ -58,9 +64,14 @@ def test_bulk_validate_and_index_with_the_permission(validator, tagged):
 
 def test_bulk_accept_proposal_moves_classified_chunks_to_tagged(curator, sample_rows):
     row = next(r for r in sample_rows if r["chunk_id"] == "sin_compactacao")
-    chunk = Chunk.objects.create(chunk_id="novo", text="x", state=ChunkState.CLASSIFIED, proposed_class="sintoma",
-                                 proposed_subclass="solo",
-                                 metadata={k: v for k, v in row.items() if k not in ("chunk_id", "texto")})
+    chunk = Chunk.objects.create(
+        chunk_id="novo",
+        text="x",
+        state=ChunkState.CLASSIFIED,
+        proposed_class="sintoma",
+        proposed_subclass="solo",
+        metadata={k: v for k, v in row.items() if k not in ("chunk_id", "texto")},
+    )
     _action(_client(curator), "accept_proposal", ["novo"])
     chunk.refresh_from_db()
     assert chunk.state == ChunkState.TAGGED and chunk.ontology_class.slug == "sintoma"
@@ -72,10 +83,15 @@ def test_admin_edit_with_a_bad_metadata_field_shows_the_field_and_saves_nothing(
     chunk = Chunk.objects.get(chunk_id="sin_compactacao")
     bad = {**chunk.metadata, "escala": "planeta"}
 
-    response = _client(curator).post(f"{CHANGELIST}{chunk.pk}/change/", {
-        "text": chunk.text, "metadata": json.dumps(bad),
-        "events-TOTAL_FORMS": "0", "events-INITIAL_FORMS": "0",
-    })
+    response = _client(curator).post(
+        f"{CHANGELIST}{chunk.pk}/change/",
+        {
+            "text": chunk.text,
+            "metadata": json.dumps(bad),
+            "events-TOTAL_FORMS": "0",
+            "events-INITIAL_FORMS": "0",
+        },
+    )
     assert response.status_code == 200
     assert "escala" in response.content.decode()
     chunk.refresh_from_db()

@@ -10,8 +10,11 @@ from .conftest import SEED_MESSAGE, SEED_SKILLS
 pytestmark = pytest.mark.django_db
 
 SEED_DISTRIBUTION = {"multi_hop_guiado": 0.60, "casos_semelhantes": 0.25, "hibrida": 0.10, "raptor": 0.05}
-SEED_FILTERS = {"bioma": ["cerrado"], "cultura": ["soja"],
-                "classe_ontologica": ["sintoma", "causa_provavel", "processo", "intervencao"]}
+SEED_FILTERS = {
+    "bioma": ["cerrado"],
+    "cultura": ["soja"],
+    "classe_ontologica": ["sintoma", "causa_provavel", "processo", "intervencao"],
+}
 
 
 def test_ontology_route_returns_the_seed_example_and_records_the_decision(tenant, sample_chunks):
@@ -23,7 +26,14 @@ def test_ontology_route_returns_the_seed_example_and_records_the_decision(tenant
     assert data["strategy"] == "multi_hop_guiado"
     assert data["filters"] == SEED_FILTERS
     assert [s["name"] for s in data["steps"]][:7] == [
-        "sintoma", "causa_provavel", "processo", "estrutura", "intervencao", "pratica", "indicador"]
+        "sintoma",
+        "causa_provavel",
+        "processo",
+        "estrutura",
+        "intervencao",
+        "pratica",
+        "indicador",
+    ]
     row = OntologyRoute.objects.get(pk=data["route_id"])
     assert (row.tenant, row.pattern, row.strategy) == (tenant, "diagnosis", "multi_hop_guiado")
     assert row.distribution == SEED_DISTRIBUTION and row.filters == SEED_FILTERS
@@ -35,9 +45,15 @@ def test_an_unvalidated_critical_chunk_is_never_in_a_route(tenant, sample_rows, 
 
     for row in sample_rows:
         chunk_ingest(acting_user=None, record=row)  # no validator: critical chunks stay tagged
-    critical = {r["chunk_id"] for r in sample_rows if r["classe_ontologica"] in ("intervencao", "dosagem", "contraindicacao")}
-    for message in (SEED_MESSAGE, "como melhorar a nodulação da soja?", "quanto calcário devo aplicar?",
-                    "qual a diferença entre escarificação e descompactação biológica?"):
+    critical = {
+        r["chunk_id"] for r in sample_rows if r["classe_ontologica"] in ("intervencao", "dosagem", "contraindicacao")
+    }
+    for message in (
+        SEED_MESSAGE,
+        "como melhorar a nodulação da soja?",
+        "quanto calcário devo aplicar?",
+        "qual a diferença entre escarificação e descompactação biológica?",
+    ):
         result = ontology_route(tenant=tenant, message=message, skills=list(SEED_SKILLS))
         assert not critical & set(result.outcome.chunk_ids), message
 
@@ -65,8 +81,9 @@ def test_explicit_skills_override_the_profile_for_that_call_only(tenant, user, s
 
 
 def test_route_api_returns_the_seed_example(api_client, sample_chunks):
-    response = api_client.post("/api/v1/ontology/route", {"message": SEED_MESSAGE, "skills": list(SEED_SKILLS)},
-                               format="json")
+    response = api_client.post(
+        "/api/v1/ontology/route", {"message": SEED_MESSAGE, "skills": list(SEED_SKILLS)}, format="json"
+    )
     assert response.status_code == 200, response.content
     body = response.json()
     assert body["pattern"] == "diagnosis"
@@ -111,7 +128,11 @@ def test_ontology_endpoints_need_authentication(anon_client):
 
 def test_profile_get_and_put_for_the_caller(api_client):
     assert api_client.get("/api/v1/profile").json() == {
-        "external_user_id": "", "tier": "semente", "skills": [], "situational_skills": []}
+        "external_user_id": "",
+        "tier": "semente",
+        "skills": [],
+        "situational_skills": [],
+    }
     response = api_client.put("/api/v1/profile", {"skills": ["bioma_cerrado", "produtor_rural"]}, format="json")
     assert response.status_code == 200
     assert response.json()["skills"] == ["bioma_cerrado", "produtor_rural"]

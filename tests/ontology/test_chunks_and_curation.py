@@ -32,7 +32,10 @@ def _row(sample_rows, chunk_id):
 def test_the_migration_loads_the_16_classes_the_skills_and_the_current_schema():
     assert OntologyClass.objects.count() == 16
     assert set(OntologyClass.objects.filter(critical=True).values_list("slug", flat=True)) == {
-        "intervencao", "dosagem", "contraindicacao"}
+        "intervencao",
+        "dosagem",
+        "contraindicacao",
+    }
     cerrado = Skill.objects.get(slug="bioma_cerrado")
     assert cerrado.ontology_class.slug == "agroecossistema"
     assert cerrado.rag_bias == {"graphrag": 0.45, "casos_semelhantes": 0.30, "hibrida": 0.15, "raptor": 0.10}
@@ -68,7 +71,9 @@ def test_a_bad_metadata_field_is_a_clear_error_naming_it(sample_rows, change, fi
 
 
 def test_a_missing_required_field_is_named(sample_rows):
-    metadata = {k: v for k, v in _row(sample_rows, "sin_compactacao").items() if k not in ("chunk_id", "texto", "fonte")}
+    metadata = {
+        k: v for k, v in _row(sample_rows, "sin_compactacao").items() if k not in ("chunk_id", "texto", "fonte")
+    }
     with pytest.raises(ChunkMetadataInvalid) as exc:
         metadata_validate(metadata)
     assert exc.value.details["errors"][0]["field"] == "fonte"
@@ -79,7 +84,12 @@ def test_ingest_walks_the_states_and_indexes_a_non_critical_chunk(sample_rows):
     assert (result.action, result.state, result.awaiting_curator) == ("created", "indexed", False)
     chunk = Chunk.objects.get(chunk_id="sin_baixa_nodulacao")
     assert list(chunk.events.values_list("to_state", flat=True)) == [
-        "captured", "classified", "tagged", "validated", "indexed"]
+        "captured",
+        "classified",
+        "tagged",
+        "validated",
+        "indexed",
+    ]
     assert chunk.proposed_class == "sintoma"
     assert chunk.ontology_class.slug == "sintoma" and chunk.subclass == "planta"
     again = chunk_ingest(acting_user=None, record=_row(sample_rows, "sin_baixa_nodulacao"))
@@ -157,7 +167,10 @@ def test_a_schema_change_marks_chunks_and_reindex_revalidates_them(sample_rows, 
     MetadataSchema.objects.create(version="ontologia_v3", schema=stricter)
     marked = metadata_schema_activate(acting_user=validator, version="ontologia_v3")
     assert marked == 2
-    assert set(Chunk.objects.filter(needs_reindex=True).values_list("chunk_id", flat=True)) == {"sin_compactacao", "pro_agregacao"}
+    assert set(Chunk.objects.filter(needs_reindex=True).values_list("chunk_id", flat=True)) == {
+        "sin_compactacao",
+        "pro_agregacao",
+    }
     call_command("reindex_chunks")
     ok = Chunk.objects.get(chunk_id="sin_compactacao")
     bad = Chunk.objects.get(chunk_id="pro_agregacao")

@@ -17,10 +17,18 @@ def test_context_with_skills_returns_the_ontology_route(api_client, sample_chunk
     assert {"full", "listed", "rules"} <= set(body)
     ontology = body["ontology"]
     assert ontology["pattern"] == "diagnosis"
-    assert ontology["distribution"] == {"multi_hop_guiado": 0.6, "casos_semelhantes": 0.25, "hibrida": 0.1, "raptor": 0.05}
+    assert ontology["distribution"] == {
+        "multi_hop_guiado": 0.6,
+        "casos_semelhantes": 0.25,
+        "hibrida": 0.1,
+        "raptor": 0.05,
+    }
     assert ontology["strategy"] == "multi_hop_guiado"
-    assert ontology["filters"] == {"bioma": ["cerrado"], "cultura": ["soja"],
-                                   "classe_ontologica": ["sintoma", "causa_provavel", "processo", "intervencao"]}
+    assert ontology["filters"] == {
+        "bioma": ["cerrado"],
+        "cultura": ["soja"],
+        "classe_ontologica": ["sintoma", "causa_provavel", "processo", "intervencao"],
+    }
     assert ontology["steps"][0]["name"] == "sintoma"
     assert OntologyRoute.objects.get(pk=ontology["route_id"]).origin == "context"
 
@@ -36,7 +44,9 @@ def test_context_uses_the_callers_profile_and_body_skills_override_it(api_client
     from_profile = api_client.post(URL, {"message": SEED_MESSAGE}, format="json").json()["ontology"]
     assert from_profile["skills_source"] == "profile" and from_profile["filters"]["bioma"] == ["pampa"]
     override = api_client.post(URL, {"message": SEED_MESSAGE, "skills": ["bioma_cerrado"]}, format="json").json()
-    assert override["ontology"]["skills_source"] == "request" and override["ontology"]["filters"]["bioma"] == ["cerrado"]
+    assert override["ontology"]["skills_source"] == "request" and override["ontology"]["filters"]["bioma"] == [
+        "cerrado"
+    ]
 
 
 def test_context_uses_an_end_users_profile(api_client, sample_chunks):

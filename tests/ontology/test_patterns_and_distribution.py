@@ -108,7 +108,8 @@ def test_the_classifier_is_deterministic():
 def test_filters_union_skills_ignore_wildcards_and_the_message_narrows_the_crop(skill_specs):
     skills = [skill_specs["bioma_cerrado"], skill_specs["graos_soja_milho"], skill_specs["sistema_consolidado"]]
     assert context_filters(skills, "como está meu milho?") == {
-        "bioma": ["cerrado"], "cultura": ["milho"],
+        "bioma": ["cerrado"],
+        "cultura": ["milho"],
         "estagio_transicao": ["transicao_avancada", "regenerativo"],
     }
     assert context_filters(skills, "adubação verde")["cultura"] == ["soja", "milho"]

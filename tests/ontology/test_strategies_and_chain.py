@@ -9,7 +9,11 @@ from ontology.routing.strategies import casos_semelhantes, graphrag, hibrida, ra
 
 from .conftest import SEED_MESSAGE
 
-FILTERS = {"bioma": ["cerrado"], "cultura": ["soja"], "classe_ontologica": ["sintoma", "causa_provavel", "processo", "intervencao"]}
+FILTERS = {
+    "bioma": ["cerrado"],
+    "cultura": ["soja"],
+    "classe_ontologica": ["sintoma", "causa_provavel", "processo", "intervencao"],
+}
 CONTEXT = {"bioma": ["cerrado"], "cultura": ["soja"]}
 CHAIN = ["sintoma", "causa_provavel", "processo", "estrutura", "intervencao", "pratica", "indicador"]
 
@@ -50,7 +54,11 @@ def test_casos_semelhantes_returns_case_evidence_matching_the_context(corpus):
 
 
 def test_graphrag_expands_over_shared_relations_and_wikilinks_within_the_filters(corpus):
-    filters = {"bioma": ["cerrado"], "cultura": ["soja"], "classe_ontologica": ["intervencao", "pratica", "dosagem", "contraindicacao"]}
+    filters = {
+        "bioma": ["cerrado"],
+        "cultura": ["soja"],
+        "classe_ontologica": ["intervencao", "pratica", "dosagem", "contraindicacao"],
+    }
     run = graphrag(corpus, analyze("reinoculação bradirrizóbio"), filters)
     step = run.steps[0]
     assert step["seeds"] and step["expanded"]
@@ -105,7 +113,9 @@ def test_each_chain_step_forms_its_intent_from_the_previous_steps_findings(corpu
 
 
 def test_interruption_unclear_symptom_asks_a_clarifying_question(corpus, seed_skills, skill_specs):
-    outcome = route(message="minhas plantas estão estranhas", skills=seed_skills, corpus=corpus, skill_catalog=skill_specs)
+    outcome = route(
+        message="minhas plantas estão estranhas", skills=seed_skills, corpus=corpus, skill_catalog=skill_specs
+    )
     assert outcome.pattern == "diagnosis"
     assert [s["name"] for s in outcome.steps] == ["sintoma"]
     assert outcome.steps[0]["status"] == "inconclusive"
@@ -114,9 +124,15 @@ def test_interruption_unclear_symptom_asks_a_clarifying_question(corpus, seed_sk
     assert item["questions"][0]["text"].startswith("Pode descrever")
 
 
-def test_interruption_causes_without_convergence_ask_one_or_two_disambiguation_questions(corpus, seed_skills, skill_specs):
-    outcome = route(message="minhas plantas de milho estão com folhas amarelas", skills=seed_skills, corpus=corpus,
-                    skill_catalog=skill_specs)
+def test_interruption_causes_without_convergence_ask_one_or_two_disambiguation_questions(
+    corpus, seed_skills, skill_specs
+):
+    outcome = route(
+        message="minhas plantas de milho estão com folhas amarelas",
+        skills=seed_skills,
+        corpus=corpus,
+        skill_catalog=skill_specs,
+    )
     assert [s["name"] for s in outcome.steps] == ["sintoma", "causa_provavel"]
     assert outcome.steps[1]["status"] == "not_converged"
     (item,) = outcome.interruptions
@@ -134,8 +150,12 @@ def test_disambiguation_questions_follow_the_language_of_the_message(corpus, ski
 
 
 def test_interruption_critical_skill_hands_off_to_the_guardian(corpus, seed_skills, skill_specs):
-    outcome = route(message="a lavoura tem erosão em sulcos depois da chuva", skills=seed_skills, corpus=corpus,
-                    skill_catalog=skill_specs)
+    outcome = route(
+        message="a lavoura tem erosão em sulcos depois da chuva",
+        skills=seed_skills,
+        corpus=corpus,
+        skill_catalog=skill_specs,
+    )
     assert outcome.activated_skills == ["erosao_avancada"]
     (item,) = outcome.interruptions
     assert item == {**item, "type": "guardian_handoff", "skill": "erosao_avancada", "agent": "agente_guardiao"}
@@ -149,8 +169,15 @@ def test_an_active_critical_profile_skill_hands_off_before_any_retrieval(corpus,
     assert outcome.hits == []
 
 
-@pytest.mark.parametrize("message", ["quanto calcário devo aplicar no talhão?", "posso usar herbicida antes da cobertura?",
-                                     "how much lime should I apply?", "¿cuándo debo sembrar la soja?"])
+@pytest.mark.parametrize(
+    "message",
+    [
+        "quanto calcário devo aplicar no talhão?",
+        "posso usar herbicida antes da cobertura?",
+        "how much lime should I apply?",
+        "¿cuándo debo sembrar la soja?",
+    ],
+)
 def test_interruption_irreversible_risk_adds_a_caveat_and_offers_escalation(corpus, seed_skills, skill_specs, message):
     outcome = route(message=message, skills=seed_skills, corpus=corpus, skill_catalog=skill_specs)
     risk = [i for i in outcome.interruptions if i["type"] == "irreversible_risk"]
@@ -159,7 +186,9 @@ def test_interruption_irreversible_risk_adds_a_caveat_and_offers_escalation(corp
 
 
 def test_no_risk_caveat_for_a_plain_concept_question(corpus, seed_skills, skill_specs):
-    outcome = route(message="o que é agricultura de processo?", skills=seed_skills, corpus=corpus, skill_catalog=skill_specs)
+    outcome = route(
+        message="o que é agricultura de processo?", skills=seed_skills, corpus=corpus, skill_catalog=skill_specs
+    )
     assert outcome.interruptions == []
     assert outcome.strategy == "raptor"
 
@@ -168,8 +197,12 @@ def test_situational_skill_is_activated_by_a_symptom_and_deactivated_by_resoluti
     on = route(message="meu solo está compactado", skills=[], corpus=corpus, skill_catalog=skill_specs)
     assert on.activated_skills == ["compactacao_persistente"]
     assert "compactacao_persistente" in on.skills
-    off = route(message="a compactação resolvida, e agora?", skills=[skill_specs["compactacao_persistente"]],
-                corpus=corpus, skill_catalog=skill_specs)
+    off = route(
+        message="a compactação resolvida, e agora?",
+        skills=[skill_specs["compactacao_persistente"]],
+        corpus=corpus,
+        skill_catalog=skill_specs,
+    )
     assert off.deactivated_skills == ["compactacao_persistente"]
 
 
@@ -187,7 +220,13 @@ def test_the_route_is_deterministic(corpus, seed_skills, skill_specs):
 
 
 def test_candidates_from_postings_equal_the_matches_predicate(corpus):
-    for filters in (FILTERS, CONTEXT, {"bioma": ["pampa"]}, {"cultura": ["cafe"], "bioma": ["cerrado"]},
-                    {"classe_ontologica": ["nada"]}, {}):
+    for filters in (
+        FILTERS,
+        CONTEXT,
+        {"bioma": ["pampa"]},
+        {"cultura": ["cafe"], "bioma": ["cerrado"]},
+        {"classe_ontologica": ["nada"]},
+        {},
+    ):
         expected = [i for i, r in enumerate(corpus.records) if matches(r, filters)]
         assert corpus.candidates(filters).tolist() == expected

@@ -43,7 +43,8 @@ def profile(api_client):
 
 
 def test_an_ontology_agent_gets_the_structured_context_and_the_turn_returns_the_route(
-        api_client, session, profile, sample_chunks, scripted_llm):
+    api_client, session, profile, sample_chunks, scripted_llm
+):
     scripted_llm.reply_json({"s": 0, "message": "Vamos olhar a inoculação primeiro."})
     response = send(api_client, session, SEED_MESSAGE)
     assert response.status_code == 201, response.json()
@@ -51,7 +52,12 @@ def test_an_ontology_agent_gets_the_structured_context_and_the_turn_returns_the_
     assert data["status"] == "answered"
     ontology = data["ontology"]
     assert ontology["pattern"] == "diagnosis" and ontology["strategy"] == "multi_hop_guiado"
-    assert ontology["distribution"] == {"multi_hop_guiado": 0.6, "casos_semelhantes": 0.25, "hibrida": 0.1, "raptor": 0.05}
+    assert ontology["distribution"] == {
+        "multi_hop_guiado": 0.6,
+        "casos_semelhantes": 0.25,
+        "hibrida": 0.1,
+        "raptor": 0.05,
+    }
     (request,) = scripted_llm.requests  # one final LLM call
     assert "## Ontology reasoning for this message" in request.system_prompt
     assert "[sin_baixa_nodulacao]" in request.system_prompt and "## 7. Indicadores" in request.system_prompt
@@ -67,7 +73,9 @@ def test_an_agent_without_ontology_is_unchanged(api_client, session, profile, sa
     assert not OntologyRoute.objects.exists()
 
 
-def test_an_unclear_symptom_asks_back_without_calling_the_llm(api_client, session, profile, sample_chunks, scripted_llm):
+def test_an_unclear_symptom_asks_back_without_calling_the_llm(
+    api_client, session, profile, sample_chunks, scripted_llm
+):
     data = send(api_client, session, "minhas plantas estão estranhas").json()
     assert data["status"] == "clarification"
     assert data["reply"].startswith("Pode descrever")

@@ -20,8 +20,11 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("path", help="JSON Lines file: one {chunk_id, texto, <metadata>} object per line")
-        parser.add_argument("--validator", help="username of a curator with validate_critical_chunk: "
-                            "critical-class chunks are validated by them and indexed")
+        parser.add_argument(
+            "--validator",
+            help="username of a curator with validate_critical_chunk: "
+            "critical-class chunks are validated by them and indexed",
+        )
         parser.add_argument("--no-index", action="store_true", help="stop every chunk at 'tagged'")
         parser.add_argument("--no-progress", action="store_true", help="no progress bar (logs, CI)")
 
@@ -54,7 +57,9 @@ class Command(BaseCommand):
             except ApplicationError as exc:
                 summary["failed"] += 1
                 chunk_id = record.get("chunk_id") if isinstance(record, dict) else None
-                errors.append(f"line {number}" + (f" ({chunk_id})" if chunk_id else "") + f": {exc.code}: {exc.message}")
+                errors.append(
+                    f"line {number}" + (f" ({chunk_id})" if chunk_id else "") + f": {exc.code}: {exc.message}"
+                )
                 continue
             summary[result.action] += 1
             summary["indexed"] += result.state == "indexed"

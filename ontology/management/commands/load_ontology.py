@@ -22,5 +22,11 @@ class Command(BaseCommand):
         self.stdout.write(f"ontology: {classes} classes, {skills} skills, schema {version}")
         if options["sample_chunks"]:
             extra = ["--validator", options["validator"]] if options["validator"] else []
-            call_command("ingest_chunks", str(SAMPLE_CHUNKS_FILE), "--no-progress", *extra,
-                         stdout=self.stdout, stderr=self.stderr)
+            call_command(
+                "ingest_chunks",
+                str(SAMPLE_CHUNKS_FILE),
+                "--no-progress",
+                *extra,
+                stdout=self.stdout,
+                stderr=self.stderr,
+            )
