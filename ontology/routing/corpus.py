@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import cached_property
 
 import numpy as np
 
@@ -47,14 +48,14 @@ class ChunkRecord:
             return [str(v) for v in value]
         return [str(value)]
 
-    @property
+    @cached_property
     def relation_keys(self) -> frozenset[str]:
         keys = set()
         for meta_field, kind in RELATION_FIELDS.items():
             keys.update(f"{kind}:{v}" for v in self.values(meta_field))
         return frozenset(keys)
 
-    @property
+    @cached_property
     def wikilinks(self) -> tuple[str, ...]:
         return tuple(dict.fromkeys(WIKILINK_RE.findall(self.text)))
 
@@ -120,6 +121,10 @@ class Corpus:
         self.index = SparseBM25Index.build(self.doc_terms, **BM25_PARAMS) if self.records else None
         self._postings: dict[str, dict[str, frozenset[int]]] = {}
         self.backlinks: dict[str, set[str]] = {}
+        self.related: dict[str, list[int]] = {}  # relation key → positions (graph edges)
+        for i, r in enumerate(self.records):
+            for key in r.relation_keys:
+                self.related.setdefault(key, []).append(i)
         for r in self.records:
             for target in r.wikilinks:
                 self.backlinks.setdefault(target, set()).add(r.chunk_id)

@@ -7,6 +7,7 @@ with chunk citations) and the hits it cites, in order.
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
@@ -86,20 +87,25 @@ def graphrag(
     seen = {h.record.chunk_id for h in seed_hits}
     best: dict[str, Hit] = {}
     for seed in seed_hits:
+        shared_count: Counter[int] = Counter()
+        for key in seed.record.relation_keys:
+            shared_count.update(corpus.related.get(key, ()))
         linked = set(seed.record.wikilinks) | corpus.backlinks.get(seed.record.chunk_id, set())
-        for pos in allowed:
+        linked_pos = {corpus.position[c] for c in linked if c in corpus.position}
+        for pos in (set(shared_count) | linked_pos) & allowed:
             other = corpus.records[pos]
             if other.chunk_id in seen:
                 continue
-            shared = _relation_overlap(seed.record, other)
-            wikilink = other.chunk_id in linked
-            edge = len(shared) + (2 if wikilink else 0)
-            if edge == 0:
-                continue
+            wikilink = pos in linked_pos
+            edge = shared_count[pos] + (2 if wikilink else 0)
             score = (seed.score / top) * edge / (edge + 1.0)
             current = best.get(other.chunk_id)
             if current is None or score > current.score:
-                why = {"seed": seed.record.chunk_id, "shared": shared, "wikilink": wikilink}
+                why = {
+                    "seed": seed.record.chunk_id,
+                    "shared": _relation_overlap(seed.record, other),
+                    "wikilink": wikilink,
+                }
                 best[other.chunk_id] = Hit(other, score, why)
     neighbours = sorted(best.values(), key=lambda h: (-h.score, corpus.position[h.record.chunk_id]))
     expanded = neighbours[: max(0, k - len(seed_hits))]
