@@ -46,6 +46,9 @@ class ProfileApi(APIView):
         external_user_id = _external_user_id_field()
 
     class InputSerializer(StrictSerializer):
+        class Meta:
+            ref_name = "ProfileInput"
+
         skills = _skill_ids_field()
         external_user_id = _external_user_id_field()
         tier = serializers.ChoiceField(choices=Tier.choices, required=False)
@@ -86,6 +89,9 @@ class ProfileApi(APIView):
 
 class SkillListApi(APIView):
     class OutputSerializer(serializers.Serializer):
+        class Meta:
+            ref_name = "Skill"
+
         id = serializers.CharField(source="slug")
         category = serializers.CharField()
         ontology_class = serializers.CharField(source="ontology_class.slug")
@@ -125,6 +131,9 @@ class OntologyRouteApi(APIView):
     CoT steps with chunk citations, interruptions). `skills` override the profile."""
 
     class InputSerializer(StrictSerializer):
+        class Meta:
+            ref_name = "OntologyRouteInput"
+
         message = serializers.CharField(max_length=4000, trim_whitespace=True)
         skills = _skill_ids_field(required=False)
         external_user_id = _external_user_id_field()
