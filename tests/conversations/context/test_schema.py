@@ -1,5 +1,6 @@
 import pytest
 
+from conversations.context import schema as schema_module
 from conversations.context import AGENT_CONTEXT_SCHEMA, ContextValidationError, validate_context_schema
 
 from .samples import make_context
@@ -104,3 +105,29 @@ def test_every_object_in_the_published_schema_is_closed():
                 walk(value, f"{path}[{i}]")
 
     walk(AGENT_CONTEXT_SCHEMA, "$")
+
+
+def test_the_compiled_fast_path_agrees_with_the_reference_validator():
+    mutations = [
+        lambda c: c.update(dom="x"),
+        lambda c: c.update(contextVersion=-1),
+        lambda c: c["focus"].update(type="widget"),
+        lambda c: c["focus"].update(semanticId="a b"),
+        lambda c: c["focus"].update(value={"nested": 1}),
+        lambda c: c["tabs"][0].update(index="0"),
+        lambda c: c["selection"].pop("entityType"),
+        lambda c: c["viewport"].update(visibleSemanticIds=["ok"] * 101),
+        lambda c: c["navigation"].update(params={"id": 1}),
+        lambda c: c.pop("capturedAt"),
+        lambda c: c["page"].update(title=""),
+    ]
+    for mutate in [lambda c: None, *mutations]:
+        context = make_context()
+        mutate(context)
+        reference = schema_module._VALIDATOR.is_valid(context)
+        try:
+            schema_module._FAST_IS_VALID(context)
+            fast = True
+        except Exception:
+            fast = False
+        assert fast == reference
