@@ -95,4 +95,5 @@ def semantic_context(
         focus_id, parents = target.semantic_id, target.parent_ids
     elif view.focus is not None and view.is_targetable(view.focus):
         focus_id, parents = view.focus.semantic_id, view.focus.parent_ids
-    return {"focus_id": focus_id, "parent_ids": list(parents), "page_id": view.page_id}
+    # Keys as knowledge.router.SemanticContext.coerce reads them.
+    return {"focus": focus_id, "parent_ids": list(parents), "page": view.page_id}

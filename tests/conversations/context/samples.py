@@ -66,3 +66,17 @@ def make_context(*, drop: tuple[str, ...] = (), captured_at: dt.datetime | None 
 
 def without_focus(**overrides: Any) -> dict[str, Any]:
     return make_context(drop=("focus",), **overrides)
+
+
+def minimal_context(**overrides: Any) -> dict[str, Any]:
+    """The smallest valid context, captured now: a page, no entity to authorize."""
+    context = {
+        "application": {"applicationId": "portal"},
+        "navigation": {"route": "/quotes/new"},
+        "page": {"id": "quote.new", "type": "form", "title": "Novo orçamento", "semanticId": "quote"},
+        "user": {},
+        "capturedAt": dt.datetime.now(dt.UTC).isoformat().replace("+00:00", "Z"),
+        "contextVersion": 1,
+    }
+    context.update(overrides)
+    return context

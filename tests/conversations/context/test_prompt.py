@@ -73,9 +73,9 @@ def test_route_params_user_and_timestamps_are_not_in_the_prompt():
 def test_semantic_context_for_the_router_is_focus_parents_and_page():
     context = make_context()
     assert semantic_context(context, resolve("Explique isso.", context)) == {
-        "focus_id": VALIDITY,
+        "focus": VALIDITY,
         "parent_ids": ["workPermit.components.equipment", "workPermit.components", "workPermit"],
-        "page_id": "workPermit",
+        "page": "workPermit",
     }
     named = semantic_context(context, resolve("O que é a Data de Início?", context))
-    assert named["focus_id"] == START_DATE
+    assert named["focus"] == START_DATE
