@@ -37,6 +37,9 @@ class SessionCreateApi(APIView):
     class InputSerializer(StrictSerializer):
         agent = serializers.SlugField(required=False, allow_blank=True, max_length=64)
 
+        class Meta:
+            ref_name = "SessionCreateInput"
+
     @extend_schema(
         summary="Start a session with an agent (the default agent when none is named)",
         request=InputSerializer,
@@ -69,6 +72,9 @@ class SessionMessagesApi(APIView):
         # The UI AgentContext (camelCase JSON); validated by the context engine.
         context = serializers.JSONField(required=False, allow_null=True)
 
+        class Meta:
+            ref_name = "MessageSendInput"
+
         def validate_context(self, value):
             if value is not None and not isinstance(value, dict):
                 raise serializers.ValidationError("Must be a JSON object.")
@@ -89,6 +95,9 @@ class SessionMessagesApi(APIView):
         contextSnapshotId = serializers.IntegerField(source="context_snapshot_id", allow_null=True)
         timings_ms = serializers.DictField(child=serializers.IntegerField())
         created_at = serializers.DateTimeField()
+
+        class Meta:
+            ref_name = "SessionMessage"
 
         def get_handoff(self, message) -> dict | None:
             handoff = getattr(message, "handoff", None) if message.status == "handoff" else None
@@ -158,7 +167,6 @@ class SessionMessagesApi(APIView):
             key = key.strip()
             if not key or len(key) > 200 or not key.isascii() or not key.isprintable():
                 raise InvalidIdempotencyKeyError()
-        session_get(tenant=request.tenant, session_id=session_id)  # 404 before validating the body
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         result = message_send(

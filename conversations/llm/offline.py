@@ -29,7 +29,6 @@ DONT_KNOW_MESSAGE = (
     "Não encontrei essa informação no conhecimento disponível para este atendimento. "
     "Posso encaminhar sua pergunta para uma pessoa da equipe, se preferir."
 )
-ANSWER_COVERAGE = 0.5  # a passage covering half the question's weight is an answer
 FETCH_COVERAGE = 0.25  # below this, neither a passage nor a catalog line "fits"
 MAX_PASSAGE_CHARS = 900
 
@@ -121,64 +120,82 @@ def _coverage(query: set[str], doc: set[str], weights: dict[str, float], default
     return sum(weights.get(t, default) for t in query & doc) / total
 
 
-def best_passage(query: set[str], knowledge: tuple[KnowledgeItem, ...]) -> tuple[float, Passage | None]:
-    passages = [p for item in knowledge for p in split_passages(item)]
-    if not passages or not query:
-        return 0.0, None
-    docs = [set(terms(p.text)) | set(terms(p.heading)) | set(terms(p.title)) for p in passages]
-    weights = _idf(docs)
-    default = math.log(1 + len(docs))  # a query word found nowhere weighs like the rarest word
-    best: tuple[float, int, Passage | None] = (0.0, 0, None)
-    for passage, doc in zip(passages, docs):
-        score = _coverage(query, doc, weights, default)
-        body_hits = len(query & set(terms(passage.text)))  # prefer passages whose own text matches
-        if (score, body_hits) > best[:2]:
-            best = (score, body_hits, passage)
-    return best[0], best[2]
+def _focus(text: str, query: set[str]) -> str:
+    """From a table or list, keep the rows that best match the question (and the table header)."""
+    lines = text.splitlines()
+    if len(lines) <= 3 or not all(re.match(r"\s*(\||[-*+]\s|\d+[.)]\s)", line) for line in lines):
+        return text
+    hits = [len(query & set(terms(line))) for line in lines]
+    best = max(hits)
+    if best == 0:
+        return text
+    is_table = lines[0].lstrip().startswith("|")
+    keep = [i for i, h in enumerate(hits) if h == best]
+    if is_table and len(lines) > 2 and re.fullmatch(r"[\s|:\-]+", lines[1]):
+        keep = sorted({0, 1, *keep})
+    return "\n".join(lines[i] for i in keep)
 
 
-def best_catalog_item(
-    query: set[str], catalog: tuple[CatalogItem, ...], delivered: set[str]
-) -> tuple[float, CatalogItem | None]:
+def package_scores(query: set[str], catalog: tuple[CatalogItem, ...]) -> dict[str, float]:
+    """How well each catalog line (ID, title, summary, aliases, keywords) covers the question."""
     if not catalog or not query:
-        return 0.0, None
+        return {}
     docs = []
     for item in catalog:
         text = " ".join([item.package_id, item.title, item.summary, *item.aliases, *item.keywords])
         docs.append(set(terms(text)))
     weights = _idf(docs)
     default = math.log(1 + len(docs))
-    best: tuple[float, CatalogItem | None] = (0.0, None)
-    for item, doc in zip(catalog, docs):
-        if item.package_id in delivered:
-            continue
-        score = _coverage(query, doc, weights, default)
-        if score > best[0]:
-            best = (score, item)
-    return best
+    return {item.package_id: _coverage(query, doc, weights, default) for item, doc in zip(catalog, docs)}
+
+
+def best_passage(
+    query: set[str], knowledge: tuple[KnowledgeItem, ...], package_weight: dict[str, float] | None = None
+) -> tuple[float, Passage | None]:
+    """The delivered passage covering most of the question; ties go to the better-matching package."""
+    passages = [p for item in knowledge for p in split_passages(item)]
+    if not passages or not query:
+        return 0.0, None
+    docs = [set(terms(p.text)) | set(terms(p.heading)) | set(terms(p.title)) for p in passages]
+    weights = _idf(docs)
+    default = math.log(1 + len(docs))  # a query word found nowhere weighs like the rarest word
+    package_weight = package_weight or {}
+    best: tuple[float, float, Passage | None] = (0.0, 0.0, None)
+    for passage, doc in zip(passages, docs):
+        if not query & set(terms(passage.text)):
+            continue  # a heading alone is not an answer
+        coverage = _coverage(query, doc, weights, default)
+        rank = coverage + 0.3 * package_weight.get(passage.package_id, 0.0)
+        if rank > best[1]:
+            best = (coverage, rank, passage)
+    return best[0], best[2]
 
 
 def answer_offline(request: LLMRequest) -> str:
     """The reply (contract JSON) the offline provider gives to ``request``."""
 
     query = set(terms(request.user_text))
-    passage_score, passage = best_passage(query, request.knowledge)
+    scores = package_scores(query, request.catalog)
     delivered = {item.package_id for item in request.knowledge}
-    catalog_score, candidate = best_catalog_item(query, request.catalog, delivered)
+    kinds = {item.package_id: item.kind for item in request.catalog}
 
-    if passage is not None and passage_score >= ANSWER_COVERAGE:
-        return _answer(passage)
-    if candidate is not None and catalog_score >= FETCH_COVERAGE and catalog_score > passage_score:
-        requested = f"::{candidate.package_id}" if candidate.kind == "procedure" else candidate.package_id
-        return json.dumps({"s": 99, "context_needed": requested})
-    if passage is not None and passage_score >= FETCH_COVERAGE:
-        return _answer(passage)
+    # Ask for the package the catalog says fits best, unless one delivered fits as well.
+    if scores:
+        top_id = max(scores, key=lambda pid: scores[pid])
+        delivered_best = max((scores.get(pid, 0.0) for pid in delivered), default=0.0)
+        if top_id not in delivered and scores[top_id] >= FETCH_COVERAGE and scores[top_id] > delivered_best:
+            requested = f"::{top_id}" if kinds.get(top_id) == "procedure" else top_id
+            return json.dumps({"s": 99, "context_needed": requested})
+
+    coverage, passage = best_passage(query, request.knowledge, scores)
+    if passage is not None and coverage >= FETCH_COVERAGE:
+        return _answer(passage, query)
     return json.dumps({"s": 0, "message": DONT_KNOW_MESSAGE}, ensure_ascii=False)
 
 
-def _answer(passage: Passage) -> str:
+def _answer(passage: Passage, query: set[str]) -> str:
     source = f"{passage.title} ({passage.package_id})" if passage.title else passage.package_id
-    message = f"{passage.text}\n\nFonte: {source}"
+    message = f"{_focus(passage.text, query)}\n\nFonte: {source}"
     return json.dumps({"s": 0, "message": message}, ensure_ascii=False)
 
 

@@ -51,7 +51,7 @@ from conversations.models import (
     Session,
     SessionStatus,
 )
-from conversations.prompts import build_call
+from conversations.prompts import KnowledgeSet, build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
@@ -191,8 +191,10 @@ def _references_resolve(*, session: Session, inbound: Message, context: Prepared
 # --- 5. knowledge set ----------------------------------------------------------------------
 
 
-def knowledge_set_for_turn(*, session: Session, text: str, turn_context: TurnContext, catalog: Catalog) -> list[str]:
-    """IDs of the packages whose bodies the router delivers for this message.
+def knowledge_set_for_turn(
+    *, session: Session, text: str, turn_context: TurnContext, catalog: Catalog
+) -> KnowledgeSet:
+    """The packages the router delivers for this message (bodies) or offers (listed).
 
     The knowledge router plugs in here (with ``turn_context.routing_hints``: the
     rewritten message and the semantic context for its boost). Until then the
@@ -201,7 +203,7 @@ def knowledge_set_for_turn(*, session: Session, text: str, turn_context: TurnCon
     fetches what it needs with s=99.
     """
     linked = turn_context.routing_hints.get("linked_packages") or []
-    return [pid for pid in linked if catalog.get(pid) is not None][:MAX_LINKED_PACKAGES]
+    return KnowledgeSet(full_ids=tuple(pid for pid in linked if catalog.get(pid) is not None)[:MAX_LINKED_PACKAGES])
 
 
 # --- 3. and 7. the session row, always locked ---------------------------------------------------
@@ -312,7 +314,7 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     cap = max_calls()
     history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
     catalog = get_active_catalog()
-    knowledge_ids = knowledge_set_for_turn(
+    knowledge_set = knowledge_set_for_turn(
         session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
     )
     collected = list(session.collected_packages or [])
@@ -337,13 +339,14 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     while True:
         if state.llm_calls >= cap:
             return handoff(HandoffReason.ITERATION_CAP, f"{cap} provider calls in one turn without an answer.")
-        # Read fresh on every call: an admin edit or deactivation shows on the next call.
-        catalog = get_active_catalog()
+        if state.llm_calls:
+            # Read fresh on every call: an admin edit or deactivation shows on the next call.
+            catalog = get_active_catalog()
         state.catalog_version = catalog.version
         prepared = build_call(
             agent=agent,
             catalog=catalog,
-            knowledge_ids=knowledge_ids,
+            knowledge_set=knowledge_set,
             collected_ids=collected,
             history=history,
             user_text=turn_context.user_text or inbound.text,

@@ -27,7 +27,12 @@ def _request(user="Olá", system="Você é um assistente.", **kwargs):
 
 def _openai(llm_server, *, timeout=2.0, max_retries=0, api_key="sk-test"):
     settings = LLMSettings(
-        provider="openai", base_url=llm_server.url, api_key=api_key, model="m-1", timeout=timeout, max_retries=max_retries
+        provider="openai",
+        base_url=llm_server.url,
+        api_key=api_key,
+        model="m-1",
+        timeout=timeout,
+        max_retries=max_retries,
     )
     return OpenAICompatibleProvider(settings, sleep=lambda s: None)
 
@@ -193,7 +198,9 @@ def test_offline_asks_for_procedures_with_the_procedure_prefix():
 
 def test_offline_says_it_does_not_know_when_nothing_fits():
     reply = parse_agent_reply(
-        OfflineProvider().complete(_request(user="Qual a capital da Mongólia?", knowledge=(SAMPLES,), catalog=CATALOG)).text
+        OfflineProvider()
+        .complete(_request(user="Qual a capital da Mongólia?", knowledge=(SAMPLES,), catalog=CATALOG))
+        .text
     )
     assert reply.kind == "answer"
     assert reply.message.startswith("Não encontrei essa informação")
@@ -248,3 +255,26 @@ def test_agent_overrides_are_validated():
     assert base.with_overrides(provider="offline", model="x").model == "x"
     with pytest.raises(LLMConfigError):
         base.with_overrides(provider="openai")  # no base URL
+
+
+def test_offline_quotes_only_the_matching_table_row():
+    table = KnowledgeItem(
+        "SAMPLE_INSTRUCTIONS",
+        "Instruções de amostras",
+        "| Amostra | Concentração |\n|---|---|\n| PCR | 10 ng/µL |\n| Plasmídeo | 50 ng/µL |\n| RNA | 50 ng/µL |",
+    )
+    reply = parse_agent_reply(
+        OfflineProvider().complete(_request(user="concentração de plasmídeo", knowledge=(table,))).text
+    )
+    assert "| Plasmídeo | 50 ng/µL |" in reply.message
+    assert "| Amostra | Concentração |" in reply.message
+    assert "RNA" not in reply.message
+
+
+def test_offline_fetches_a_better_fitting_package_than_the_ones_delivered():
+    reply = parse_agent_reply(
+        OfflineProvider()
+        .complete(_request(user="Qual o preço com desconto?", knowledge=(SAMPLES,), catalog=CATALOG))
+        .text
+    )
+    assert reply.fetch_target == "PRICING_RULES"
