@@ -1,7 +1,7 @@
 """Admin for the semantic registry, accessible entities and (read-only) snapshots."""
 
-from django.contrib import admin, messages
 from django import forms
+from django.contrib import admin, messages
 
 from .models import AccessibleEntity, ContextSnapshot, SemanticElement
 from .services import SemanticRegistryFileError, semantic_registry_import
@@ -49,7 +49,12 @@ class SemanticElementAdmin(admin.ModelAdmin):
                     level=messages.SUCCESS,
                 )
                 return redirect("admin:conversations_semanticelement_changelist")
-        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta, "title": "Import semantic ids"}
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "opts": self.model._meta,
+            "title": "Import semantic ids",
+        }
         return TemplateResponse(request, "admin/conversations/semanticelement/import.html", context)
 
 

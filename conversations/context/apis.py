@@ -2,12 +2,12 @@
 
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import serializers, status
-from rest_framework.permissions import SAFE_METHODS, AllowAny, BasePermission, IsAuthenticated
+from rest_framework.permissions import SAFE_METHODS, BasePermission, IsAuthenticated
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.pagination import DefaultPagination
 from accounts.permissions import HasTenant
+from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 
 from . import selectors, services
@@ -17,17 +17,13 @@ from .schema import AGENT_CONTEXT_SCHEMA
 class ContextSchemaApi(APIView):
     """The JSON Schema every ``context`` sent with a message must satisfy."""
 
-    # Public on purpose: a contract, not data; front-end builds fetch it without a token.
-    permission_classes = [AllowAny]
-    authentication_classes: list = []
-
     @extend_schema(
         summary="The AgentContext JSON Schema (draft 2020-12)",
         responses={200: OpenApiResponse(description="JSON Schema document")},
     )
     def get(self, request):
         response = Response(AGENT_CONTEXT_SCHEMA)
-        response["Cache-Control"] = "public, max-age=300"
+        response["Cache-Control"] = "private, max-age=300"
         return response
 
 
@@ -101,7 +97,10 @@ class AccessibleEntityDetailApi(APIView):
 
     @extend_schema(
         summary="One accessible entity of the caller's tenant",
-        responses={200: AccessibleEntityOutputSerializer, 404: OpenApiResponse(description="ACCESSIBLE_ENTITY_NOT_FOUND")},
+        responses={
+            200: AccessibleEntityOutputSerializer,
+            404: OpenApiResponse(description="ACCESSIBLE_ENTITY_NOT_FOUND"),
+        },
     )
     def get(self, request, entity_pk: int):
         entity = selectors.accessible_entity_get(tenant=request.tenant, entity_pk=entity_pk)

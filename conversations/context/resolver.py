@@ -427,19 +427,43 @@ def location_suffix(language: str, view: ContextView, target: Target) -> str:
     parts = []
     record = record_name(view.selection)
     if record and target.kind not in (TARGET_RECORD, TARGET_PAGE, TARGET_TAB):
-        parts.append({"pt": f" do registro {record}", "en": f" of record {record}", "es": f" del registro {record}"}[language])
+        parts.append(
+            {"pt": f" do registro {record}", "en": f" of record {record}", "es": f" del registro {record}"}[language]
+        )
     page_title = view.page.get("title")
     tab = view.active_tab
     if target.kind == TARGET_PAGE:
         if tab:
-            return {"pt": f", na aba {tab['title']}", "en": f", on the {tab['title']} tab", "es": f", en la pestaña {tab['title']}"}[language]
+            return {
+                "pt": f", na aba {tab['title']}",
+                "en": f", on the {tab['title']} tab",
+                "es": f", en la pestaña {tab['title']}",
+            }[language]
         return ""
     if tab and target.kind != TARGET_TAB:
-        parts.append({"pt": f", na aba {tab['title']}", "en": f", in the {tab['title']} tab", "es": f", en la pestaña {tab['title']}"}[language])
+        parts.append(
+            {
+                "pt": f", na aba {tab['title']}",
+                "en": f", in the {tab['title']} tab",
+                "es": f", en la pestaña {tab['title']}",
+            }[language]
+        )
         if page_title:
-            parts.append({"pt": f" {_pt_article(page_title)} {page_title}", "en": f" of {page_title}", "es": f" de {page_title}"}[language])
+            parts.append(
+                {
+                    "pt": f" {_pt_article(page_title)} {page_title}",
+                    "en": f" of {page_title}",
+                    "es": f" de {page_title}",
+                }[language]
+            )
     elif page_title:
-        parts.append({"pt": f", na página {page_title}", "en": f", on the {page_title} page", "es": f", en la página {page_title}"}[language])
+        parts.append(
+            {
+                "pt": f", na página {page_title}",
+                "en": f", on the {page_title} page",
+                "es": f", en la página {page_title}",
+            }[language]
+        )
     return "".join(parts)
 
 
@@ -450,7 +474,12 @@ def describe_target(language: str, view: ContextView, target: Target, case: str 
     if target.kind == TARGET_PAGE:
         base = element_phrase(language, "page", target.label or "", case)
         return base + location_suffix(language, view, target)
-    base = element_phrase(language, target.type if target.kind == TARGET_ELEMENT else "tab", target.label or target.semantic_id or "", case)
+    base = element_phrase(
+        language,
+        target.type if target.kind == TARGET_ELEMENT else "tab",
+        target.label or target.semantic_id or "",
+        case,
+    )
     return base + location_suffix(language, view, target)
 
 
@@ -541,7 +570,7 @@ def _detect_update(folded: str, message: str) -> tuple[bool, Any, str | None, bo
 
 
 def _is_bare(folded: str) -> bool:
-    """"Explique." / "O que é?" / "Explain" — a request with no object of its own."""
+    """ "Explique." / "O que é?" / "Explain" — a request with no object of its own."""
     words = _words(folded)
     return len(words) <= 3
 
@@ -627,9 +656,7 @@ def resolve(
         first_label = fold(named_ok[0].element.label)
         same_label = [m.element for m in named_ok if fold(m.element.label) == first_label]
         if V.FOCUS in kinds and focus_ok and focus.semantic_id not in named_ids:
-            clarification = _clarify(
-                language, action, "named_element_differs_from_focus", [focus, named_ok[0].element]
-            )
+            clarification = _clarify(language, action, "named_element_differs_from_focus", [focus, named_ok[0].element])
         elif len(same_label) > 1 and not (focus_ok and focus.semantic_id in named_ids):
             clarification = _clarify(language, action, "label_matches_several_elements", same_label)
         else:
@@ -673,7 +700,9 @@ def resolve(
                 target, primary = _target_from(focus, MEDIUM), match
         elif V.TAB in kinds and view.active_tab:
             tab = view.active_tab
-            target = Target(TARGET_TAB, tab["semanticId"], "tab", tab["title"], (view.page_id,) if view.page_id else (), EXACT)
+            target = Target(
+                TARGET_TAB, tab["semanticId"], "tab", tab["title"], (view.page_id,) if view.page_id else (), EXACT
+            )
             primary = by_kind(V.TAB)
         elif V.PAGE in kinds:
             target = Target(TARGET_PAGE, view.page_id, "page", view.page.get("title"), (), EXACT)
@@ -707,7 +736,9 @@ def resolve(
         else:
             candidates = [e for e in view.candidates()]
             if target is not None and target.kind == TARGET_ELEMENT:
-                candidates = [view.element(target.semantic_id)] + [c for c in candidates if c.semantic_id != target.semantic_id]
+                candidates = [view.element(target.semantic_id)] + [
+                    c for c in candidates if c.semantic_id != target.semantic_id
+                ]
             if candidates:
                 clarification = _clarify(language, "update", "update_target_uncertain", candidates)
                 target = None
@@ -716,7 +747,9 @@ def resolve(
         sid = None
         if m is primary and target is not None:
             sid = target.semantic_id
-        references.append(Reference(m.deictic.kind, m.phrase, sid, target.confidence if m is primary and target else LOW))
+        references.append(
+            Reference(m.deictic.kind, m.phrase, sid, target.confidence if m is primary and target else LOW)
+        )
     if not deictics and not named_ok and target is not None:
         references.append(Reference("implicit", None, target.semantic_id, target.confidence))
 
@@ -765,7 +798,11 @@ def _rewrite(
         if positional:
             # "esse item aqui embaixo" is one reference; "o que está acima" is a place.
             merged = next(
-                (m for m in deictics if m.deictic.kind == V.FOCUS and m.end <= start and not message[m.end:start].strip()),
+                (
+                    m
+                    for m in deictics
+                    if m.deictic.kind == V.FOCUS and m.end <= start and not message[m.end : start].strip()
+                ),
                 None,
             )
             if merged is not None:
@@ -785,7 +822,7 @@ def _rewrite(
         description = describe_target(language, view, target)
         stripped = message.rstrip()
         body = stripped.rstrip(".?!")
-        tail = stripped[len(body):] or "."
+        tail = stripped[len(body) :] or "."
         if _is_bare(fold(message)):
             return f"{body} {description}{tail}".strip()
         context_word = {"pt": "contexto", "en": "context", "es": "contexto"}[language]

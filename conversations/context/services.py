@@ -71,7 +71,9 @@ def _base_snapshot_id(raw: Any) -> int:
     raise ContextValidationError([{"field": "baseSnapshotId", "message": "must be a snapshot id"}])
 
 
-def context_prepare(*, tenant, user, session, payload: dict[str, Any], now: dt.datetime | None = None) -> PreparedContext:
+def context_prepare(
+    *, tenant, user, session, payload: dict[str, Any], now: dt.datetime | None = None
+) -> PreparedContext:
     """Validate (whole or delta), authorize and redact; no database writes."""
     now = now or timezone.now()
     max_bytes = settings.CONTEXT_MAX_BYTES
@@ -177,7 +179,9 @@ def context_resolve(*, prepared: PreparedContext, text: str) -> ContextTurn:
             if package_id not in linked:
                 linked.append(package_id)
     prompt = build_prompt_context(prepared.redacted, resolution, registry=registry)
-    return ContextTurn(resolution=resolution, prompt_context=prompt, semantic_context=sem, linked_packages=tuple(linked))
+    return ContextTurn(
+        resolution=resolution, prompt_context=prompt, semantic_context=sem, linked_packages=tuple(linked)
+    )
 
 
 # --- accessible entities ----------------------------------------------------------------

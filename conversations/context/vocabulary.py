@@ -43,8 +43,19 @@ for table in (
     _entries(
         FOCUS,
         "pt",
-        plain=("isso", "isto", "esse campo", "este campo", "essa coluna", "esse item",
-               "esse valor", "este valor", "essa opcao", "esse botao", "essa tabela"),
+        plain=(
+            "isso",
+            "isto",
+            "esse campo",
+            "este campo",
+            "essa coluna",
+            "esse item",
+            "esse valor",
+            "este valor",
+            "essa opcao",
+            "esse botao",
+            "essa tabela",
+        ),
         of=("disso", "disto", "desse campo", "deste campo", "desse item", "desse valor", "deste valor"),
         in_=("nisso", "nisto", "nesse campo", "neste campo", "nesse item"),
     ),
@@ -69,8 +80,18 @@ for table in (
     _entries(
         FOCUS,
         "en",
-        plain=("this", "that", "this field", "that field", "this value", "this one", "this item",
-               "this button", "this table", "this column"),
+        plain=(
+            "this",
+            "that",
+            "this field",
+            "that field",
+            "this value",
+            "this one",
+            "this item",
+            "this button",
+            "this table",
+            "this column",
+        ),
     ),
     _entries(SELECTION, "en", plain=("this record", "that record", "this row", "this entry", "the selected record")),
     _entries(PAGE, "en", plain=("this page", "this screen"), in_=("here", "on this page", "on this screen")),
@@ -133,19 +154,29 @@ LANGUAGE_WORDS: dict[str, frozenset[str]] = {
 }
 # Distinctive words count double (the rest are shared with a neighbour language).
 DISTINCTIVE_WORDS: dict[str, frozenset[str]] = {
-    "pt": frozenset("voce explique isso isto nao sao o os do da dos das no na um aba altere mude qual quais posso fazer".split()),
+    "pt": frozenset(
+        "voce explique isso isto nao sao o os do da dos das no na um aba altere mude qual quais posso fazer".split()
+    ),
     "en": frozenset("the what why how this that explain change field tab record page does mean please".split()),
-    "es": frozenset("el del al esto eso ese explica explicame cambia cambie pestana pantalla cual puedo hacer hay".split()),
+    "es": frozenset(
+        "el del al esto eso ese explica explicame cambia cambie pestana pantalla cual puedo hacer hay".split()
+    ),
 }
 
 UPDATE_VERBS: dict[str, str] = {
     verb: lang
     for lang, verbs in (
-        ("pt", "altere alterar altera mude mudar muda troque trocar troca defina definir coloque colocar "
-               "atualize atualizar ajuste ajustar"),
+        (
+            "pt",
+            "altere alterar altera mude mudar muda troque trocar troca defina definir coloque colocar "
+            "atualize atualizar ajuste ajustar",
+        ),
         ("en", "change set update make"),
-        ("es", "cambia cambie cambiar modifica modifique modificar actualiza actualice actualizar "
-               "pon ponga poner establece establezca"),
+        (
+            "es",
+            "cambia cambie cambiar modifica modifique modificar actualiza actualice actualizar "
+            "pon ponga poner establece establezca",
+        ),
     )
     for verb in verbs.split()
 }
@@ -170,9 +201,22 @@ for unit, words in (
 
 # Phrases saying the question is about the focused field's current value.
 VALUE_PHRASES = (
-    "valor", "preenchid", "esta correto", "esta certo", "esta errado", "quanto",
-    "value", "filled", "correct", "how much", "how many", "is it right", "wrong",
-    "cuanto", "es correcto", "esta bien",
+    "valor",
+    "preenchid",
+    "esta correto",
+    "esta certo",
+    "esta errado",
+    "quanto",
+    "value",
+    "filled",
+    "correct",
+    "how much",
+    "how many",
+    "is it right",
+    "wrong",
+    "cuanto",
+    "es correcto",
+    "esta bien",
 )
 # Interrogatives that, followed by the target's name, ask for its value ("Qual é a validade?").
 VALUE_INTERROGATIVES = ("qual e", "qual o", "qual a", "quais sao", "what is", "what's", "cual es", "cuales son")
@@ -180,32 +224,66 @@ VALUE_INTERROGATIVES = ("qual e", "qual o", "qual a", "quais sao", "what is", "w
 # Nouns per element type: (article, noun) — pt and es with gender.
 NOUNS: dict[str, dict[str, tuple[str, str]]] = {
     "pt": {
-        "field": ("o", "campo"), "tab": ("a", "aba"), "table": ("a", "tabela"),
-        "button": ("o", "botão"), "section": ("a", "seção"), "component": ("o", "componente"),
-        "row": ("a", "linha"), "cell": ("a", "célula"), "menu": ("o", "menu"),
-        "page": ("a", "página"), "record": ("o", "registro"), None: ("o", "item"),
+        "field": ("o", "campo"),
+        "tab": ("a", "aba"),
+        "table": ("a", "tabela"),
+        "button": ("o", "botão"),
+        "section": ("a", "seção"),
+        "component": ("o", "componente"),
+        "row": ("a", "linha"),
+        "cell": ("a", "célula"),
+        "menu": ("o", "menu"),
+        "page": ("a", "página"),
+        "record": ("o", "registro"),
+        None: ("o", "item"),
     },
     "es": {
-        "field": ("el", "campo"), "tab": ("la", "pestaña"), "table": ("la", "tabla"),
-        "button": ("el", "botón"), "section": ("la", "sección"), "component": ("el", "componente"),
-        "row": ("la", "fila"), "cell": ("la", "celda"), "menu": ("el", "menú"),
-        "page": ("la", "página"), "record": ("el", "registro"), None: ("el", "elemento"),
+        "field": ("el", "campo"),
+        "tab": ("la", "pestaña"),
+        "table": ("la", "tabla"),
+        "button": ("el", "botón"),
+        "section": ("la", "sección"),
+        "component": ("el", "componente"),
+        "row": ("la", "fila"),
+        "cell": ("la", "celda"),
+        "menu": ("el", "menú"),
+        "page": ("la", "página"),
+        "record": ("el", "registro"),
+        None: ("el", "elemento"),
     },
     "en": {
-        "field": ("the", "field"), "tab": ("the", "tab"), "table": ("the", "table"),
-        "button": ("the", "button"), "section": ("the", "section"), "component": ("the", "component"),
-        "row": ("the", "row"), "cell": ("the", "cell"), "menu": ("the", "menu"),
-        "page": ("the", "page"), "record": ("the", "record"), None: ("the", "item"),
+        "field": ("the", "field"),
+        "tab": ("the", "tab"),
+        "table": ("the", "table"),
+        "button": ("the", "button"),
+        "section": ("the", "section"),
+        "component": ("the", "component"),
+        "row": ("the", "row"),
+        "cell": ("the", "cell"),
+        "menu": ("the", "menu"),
+        "page": ("the", "page"),
+        "record": ("the", "record"),
+        None: ("the", "item"),
     },
 }
 
 # Article contractions: (language, preposition case, article) → form.
 CONTRACTIONS = {
-    ("pt", OF, "o"): "do", ("pt", OF, "a"): "da", ("pt", IN, "o"): "no", ("pt", IN, "a"): "na",
-    ("pt", "to", "o"): "ao", ("pt", "to", "a"): "à",
-    ("es", OF, "el"): "del", ("es", OF, "la"): "de la", ("es", IN, "el"): "en el", ("es", IN, "la"): "en la",
-    ("es", "to", "el"): "al", ("es", "to", "la"): "a la",
-    ("en", OF, "the"): "of the", ("en", IN, "the"): "in the", ("en", "to", "the"): "the",
+    ("pt", OF, "o"): "do",
+    ("pt", OF, "a"): "da",
+    ("pt", IN, "o"): "no",
+    ("pt", IN, "a"): "na",
+    ("pt", "to", "o"): "ao",
+    ("pt", "to", "a"): "à",
+    ("es", OF, "el"): "del",
+    ("es", OF, "la"): "de la",
+    ("es", IN, "el"): "en el",
+    ("es", IN, "la"): "en la",
+    ("es", "to", "el"): "al",
+    ("es", "to", "la"): "a la",
+    ("en", OF, "the"): "of the",
+    ("en", IN, "the"): "in the",
+    ("en", "to", "the"): "the",
 }
 
 CLARIFY_TEMPLATES = {

@@ -28,16 +28,16 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from conversations.exceptions import (
-    IdempotencyKeyReusedError,
-    IdempotentRequestInProgressError,
-    SessionNotOpenError,
-)
 from conversations.context.services import (
     PreparedContext,
     context_prepare,
     context_resolve,
     context_snapshot_create,
+)
+from conversations.exceptions import (
+    IdempotencyKeyReusedError,
+    IdempotentRequestInProgressError,
+    SessionNotOpenError,
 )
 from conversations.llm import LLMConfigError, ProviderUnavailable
 from conversations.llm_settings import provider_for

@@ -25,15 +25,24 @@ def tenant_admin(user):
 # --- /api/v1/context-schema ---------------------------------------------------------------
 
 
-def test_context_schema_is_published_without_authentication(anon_client):
-    response = anon_client.get("/api/v1/context-schema")
+def test_context_schema_is_published(api_client, anon_client):
+    assert anon_client.get("/api/v1/context-schema").status_code == 401
+    response = api_client.get("/api/v1/context-schema")
     assert response.status_code == 200
     schema = response.json()
     assert schema == AGENT_CONTEXT_SCHEMA
     assert schema["additionalProperties"] is False
-    assert {"application", "navigation", "page", "tabs", "activeTabId", "focus", "selection", "viewport", "user"} <= set(
-        schema["properties"]
-    )
+    assert {
+        "application",
+        "navigation",
+        "page",
+        "tabs",
+        "activeTabId",
+        "focus",
+        "selection",
+        "viewport",
+        "user",
+    } <= set(schema["properties"])
     assert set(schema["$defs"]["elementType"]["enum"]) >= {"field", "tab", "table", "button"}
 
 
@@ -41,16 +50,23 @@ def test_context_schema_is_published_without_authentication(anon_client):
 
 
 def test_a_tenant_admin_grants_lists_and_revokes_entities(api_client, tenant_admin, tenant):
-    created = api_client.post("/api/v1/accessible-entities", {"entityType": "workPermit", "entityId": "4821"}, format="json")
+    created = api_client.post(
+        "/api/v1/accessible-entities", {"entityType": "workPermit", "entityId": "4821"}, format="json"
+    )
     assert created.status_code == 201
     body = created.json()
     assert (body["entityType"], body["entityId"]) == ("workPermit", "4821")
-    again = api_client.post("/api/v1/accessible-entities", {"entityType": "workPermit", "entityId": "4821"}, format="json")
+    again = api_client.post(
+        "/api/v1/accessible-entities", {"entityType": "workPermit", "entityId": "4821"}, format="json"
+    )
     assert (again.status_code, again.json()["id"]) == (200, body["id"])
     api_client.post("/api/v1/accessible-entities", {"entityType": "equipment", "entityId": "827"}, format="json")
 
     listed = api_client.get("/api/v1/accessible-entities").json()
-    assert [(e["entityType"], e["entityId"]) for e in listed["results"]] == [("equipment", "827"), ("workPermit", "4821")]
+    assert [(e["entityType"], e["entityId"]) for e in listed["results"]] == [
+        ("equipment", "827"),
+        ("workPermit", "4821"),
+    ]
     filtered = api_client.get("/api/v1/accessible-entities?entityType=workPermit").json()
     assert filtered["count"] == 1
 
@@ -62,7 +78,9 @@ def test_a_tenant_admin_grants_lists_and_revokes_entities(api_client, tenant_adm
 def test_a_plain_member_may_read_but_not_grant_or_revoke(api_client, tenant):
     entity = AccessibleEntity.objects.create(tenant=tenant, entity_type="workPermit", entity_id="1")
     assert api_client.get("/api/v1/accessible-entities").status_code == 200
-    response = api_client.post("/api/v1/accessible-entities", {"entityType": "workPermit", "entityId": "2"}, format="json")
+    response = api_client.post(
+        "/api/v1/accessible-entities", {"entityType": "workPermit", "entityId": "2"}, format="json"
+    )
     assert response.status_code == 403
     assert api_client.delete(f"/api/v1/accessible-entities/{entity.pk}").status_code == 403
     assert AccessibleEntity.objects.count() == 1
@@ -79,7 +97,11 @@ def test_entities_are_tenant_scoped(api_client, tenant_admin, other_api_client, 
 
 
 def test_bad_entity_input_is_400_and_anonymous_is_401(api_client, tenant_admin, anon_client):
-    for body in ({"entityType": "workPermit"}, {"entityType": "a b", "entityId": "1"}, {"entityType": "x", "entityId": "1", "extra": 1}):
+    for body in (
+        {"entityType": "workPermit"},
+        {"entityType": "a b", "entityId": "1"},
+        {"entityType": "x", "entityId": "1", "extra": 1},
+    ):
         assert api_client.post("/api/v1/accessible-entities", body, format="json").status_code == 400
     assert AccessibleEntity.objects.count() == 0
     assert anon_client.get("/api/v1/accessible-entities").status_code == 401
@@ -91,7 +113,11 @@ def test_bad_entity_input_is_400_and_anonymous_is_401(api_client, tenant_admin, 
 def test_import_command_loads_the_example_registry_and_is_idempotent(db):
     call_command("import_semantic_ids", str(EXAMPLE))
     validity = SemanticElement.objects.get(semantic_id="workPermit.components.equipment.validity")
-    assert (validity.label, validity.type, validity.parent_id) == ("Validade", "field", "workPermit.components.equipment")
+    assert (validity.label, validity.type, validity.parent_id) == (
+        "Validade",
+        "field",
+        "workPermit.components.equipment",
+    )
     assert SemanticElement.objects.get(semantic_id="quote.pricing").package_ids == ["PRICING_RULES"]
     # A declared parent wins over the dotted one.
     assert SemanticElement.objects.get(semantic_id="equipment.validity").parent_id == "workPermit.components.equipment"
@@ -101,7 +127,9 @@ def test_import_command_loads_the_example_registry_and_is_idempotent(db):
 
 def test_import_accepts_json_and_updates(db):
     semantic_registry_import(acting_user=None, text='[{"id": "a.b", "label": "B"}]')
-    counts = semantic_registry_import(acting_user=None, text='{"elements": [{"id": "a.b", "label": "Bê", "packages": ["X"]}]}')
+    counts = semantic_registry_import(
+        acting_user=None, text='{"elements": [{"id": "a.b", "label": "Bê", "packages": ["X"]}]}'
+    )
     assert counts["updated"] == 1
     assert SemanticElement.objects.get().label == "Bê"
 
@@ -119,7 +147,9 @@ def test_import_accepts_json_and_updates(db):
 def test_a_bad_registry_file_imports_nothing(db, text):
     SemanticElement.objects.create(semantic_id="keep.me", label="K")
     with pytest.raises(SemanticRegistryFileError):
-        semantic_registry_import(acting_user=None, text="- {id: ok.one, label: One}\n" + text if text.startswith("-") else text)
+        semantic_registry_import(
+            acting_user=None, text="- {id: ok.one, label: One}\n" + text if text.startswith("-") else text
+        )
     assert list(SemanticElement.objects.values_list("semantic_id", flat=True)) == ["keep.me"]
 
 

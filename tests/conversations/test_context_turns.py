@@ -44,7 +44,12 @@ def rows(session):
     return {
         "snapshots": ContextSnapshot.objects.count(),
         "messages": Message.objects.count(),
-        "session": (session.status, session.updated_at, list(session.collected_packages), session.context_enrichment_count),
+        "session": (
+            session.status,
+            session.updated_at,
+            list(session.collected_packages),
+            session.context_enrichment_count,
+        ),
     }
 
 
@@ -152,7 +157,9 @@ def test_criterion_context_has_a_snapshot(api_client, chat_session, scripted_llm
         ("O que posso fazer aqui?", "page", "O que posso fazer na página Permissão de Trabalho, na aba Componentes?"),
     ],
 )
-def test_criterion_isso_este_aqui_are_resolved(api_client, chat_session, scripted_llm, work_permit, message, kind, rewritten):
+def test_criterion_isso_este_aqui_are_resolved(
+    api_client, chat_session, scripted_llm, work_permit, message, kind, rewritten
+):
     data = ok(api_client, chat_session, message, fresh(), scripted_llm)
     assert data["resolution"]["references"][0]["kind"] == kind
     assert data["resolution"]["rewrittenMessage"] == rewritten
@@ -179,7 +186,10 @@ def test_criterion_semantic_ids_are_related_to_knowledge(api_client, chat_sessio
     from knowledge.catalog import get_active_catalog
 
     SemanticElement.objects.create(
-        semantic_id="workPermit.components.equipment", type="component", label="Equipamento", package_ids=["DELIVERY_TIMELINES"]
+        semantic_id="workPermit.components.equipment",
+        type="component",
+        label="Equipamento",
+        package_ids=["DELIVERY_TIMELINES"],
     )
     data = ok(api_client, chat_session, "Explique isso.", fresh(), scripted_llm)
     marker = get_active_catalog().get("DELIVERY_TIMELINES").body.strip().splitlines()[-1]
@@ -270,7 +280,11 @@ def test_criterion_tab_change_updates_the_context(api_client, chat_session, scri
     assert "Tab: Componentes" in scripted_llm.requests[0].system_prompt
     assert "Tab: Geral" in scripted_llm.requests[1].system_prompt
     snapshot = ContextSnapshot.objects.get(pk=second["contextSnapshotId"])
-    assert (snapshot.base_id, snapshot.version, snapshot.context["activeTabId"]) == (first["contextSnapshotId"], 8, "general")
+    assert (snapshot.base_id, snapshot.version, snapshot.context["activeTabId"]) == (
+        first["contextSnapshotId"],
+        8,
+        "general",
+    )
 
 
 def test_criterion_selection_change_updates_the_context(api_client, chat_session, scripted_llm, work_permit):
@@ -306,7 +320,10 @@ def test_criterion_old_context_is_not_used_after_a_record_change(api_client, cha
     context["selection"] = {"entityType": "workPermit", "entityId": "4922", "displayName": "PT-2026-004922"}
     context["navigation"]["params"] = {"id": "4922"}
     second = ok(api_client, chat_session, "E a validade?", context, scripted_llm)
-    notice = "O registro selecionado mudou de PT-2026-004821 para PT-2026-004922; esta resposta considera somente PT-2026-004922."
+    notice = (
+        "O registro selecionado mudou de PT-2026-004821 para PT-2026-004922; "
+        "esta resposta considera somente PT-2026-004922."
+    )
     assert second["recordChange"] == {
         "previous": {"entityType": "workPermit", "entityId": "4821"},
         "current": {"entityType": "workPermit", "entityId": "4922"},
@@ -322,7 +339,9 @@ def test_criterion_old_context_is_not_used_after_a_record_change(api_client, cha
 # --- clarification, intent ------------------------------------------------------------------------
 
 
-def test_ambiguity_asks_back_with_status_clarification_and_no_llm_call(api_client, chat_session, scripted_llm, work_permit):
+def test_ambiguity_asks_back_with_status_clarification_and_no_llm_call(
+    api_client, chat_session, scripted_llm, work_permit
+):
     context = fresh(drop=("focus",))
     context["viewport"] = {"visibleSemanticIds": [VALIDITY, START_DATE]}
     response = send(api_client, chat_session, "Explique isso.", context=context)
@@ -426,10 +445,18 @@ def test_a_delta_is_validated_as_a_whole_context(api_client, chat_session, scrip
 def test_the_authorizer_is_pluggable(api_client, chat_session, scripted_llm, settings):
     settings.CONTEXT_AUTHORIZER = "tests.conversations.test_context_turns.deny_everything"
     before = rows(chat_session)
-    response = send(api_client, chat_session, "Oi", context=minimal_context(selection={"entityType": "quote", "entityId": "1"}))
+    response = send(
+        api_client, chat_session, "Oi", context=minimal_context(selection={"entityType": "quote", "entityId": "1"})
+    )
     assert_rejected(response, 403, "CONTEXT_FORBIDDEN", before, chat_session, scripted_llm)
     settings.CONTEXT_AUTHORIZER = "tests.conversations.test_context_turns.allow_everything"
-    ok(api_client, chat_session, "Oi", minimal_context(selection={"entityType": "quote", "entityId": "1"}), scripted_llm)
+    ok(
+        api_client,
+        chat_session,
+        "Oi",
+        minimal_context(selection={"entityType": "quote", "entityId": "1"}),
+        scripted_llm,
+    )
 
 
 def deny_everything(*, tenant, user, entities):

@@ -261,7 +261,8 @@ def test_a_record_change_between_messages_is_reported_not_silently_carried_over(
     assert change.previous == {"entityType": "workPermit", "entityId": "4922"}
     assert change.current == {"entityType": "workPermit", "entityId": "4821"}
     assert change.notice == (
-        "O registro selecionado mudou de PT-2026-004922 para PT-2026-004821; esta resposta considera somente PT-2026-004821."
+        "O registro selecionado mudou de PT-2026-004922 para PT-2026-004821; "
+        "esta resposta considera somente PT-2026-004821."
     )
 
 
@@ -295,6 +296,9 @@ def test_parent_chain_follows_the_dotted_id_unless_declared():
 def test_registry_labels_name_elements_the_context_only_lists_by_id():
     context = without_focus(elements=[])
     context["viewport"] = {"visibleSemanticIds": [VALIDITY, START_DATE]}
-    registry = {VALIDITY: SemanticInfo("Validade", None, "field"), START_DATE: SemanticInfo("Data de Início", None, "field")}
+    registry = {
+        VALIDITY: SemanticInfo("Validade", None, "field"),
+        START_DATE: SemanticInfo("Data de Início", None, "field"),
+    }
     resolution = resolve("Explique isso.", context, registry=registry)
     assert resolution.clarification.question == "Você quer que eu explique o campo Validade ou o campo Data de Início?"
