@@ -493,13 +493,25 @@ class _Match:
     phrase: str
     deictic: V.Deictic | None = None
     element: Element | None = None
+    # A determiner before a noun ("deste equipamento"): the noun stays, the
+    # description is added after it instead of replacing the words.
+    noun_end: int | None = None
+
+
+_NEXT_WORD = re.compile(r"\s+([^\W\d_]+)")
 
 
 def _find_deictics(folded: str) -> list[_Match]:
-    return [
-        _Match(m.start(), m.end(), m.group(0), deictic=V.DEICTICS[re.sub(r"\s+", " ", m.group(0))])
-        for m in _DEICTIC_RE.finditer(folded)
-    ]
+    matches = []
+    for m in _DEICTIC_RE.finditer(folded):
+        phrase = re.sub(r"\s+", " ", m.group(0))
+        match = _Match(m.start(), m.end(), m.group(0), deictic=V.DEICTICS[phrase])
+        if phrase in V.DETERMINERS:
+            following = _NEXT_WORD.match(folded, m.end())
+            if following and following.group(1) not in V.PRONOUN_FOLLOWERS:
+                match.noun_end = following.end()
+        matches.append(match)
+    return matches
 
 
 def _find_named(folded: str, view: ContextView, taken: list[tuple[int, int]]) -> list[_Match]:
@@ -791,6 +803,9 @@ def _rewrite(
     if primary is not None and primary.element is not None:
         # A named element: keep the user's words, add where it lives after the name.
         edits.append((primary.end, primary.end, location_suffix(language, view, target)))
+    elif primary is not None and primary.noun_end is not None:
+        # "Qual o prazo deste equipamento?" → "… deste equipamento (o registro PT-…)?"
+        edits.append((primary.noun_end, primary.noun_end, f" ({describe_target(language, view, target)})"))
     elif primary is not None:
         start, case = primary.start, primary.deictic.case
         positional = primary.deictic.kind in (V.VIEWPORT_TOP, V.VIEWPORT_BOTTOM)
@@ -816,6 +831,8 @@ def _rewrite(
     for m in deictics:
         if m is primary or (primary is not None and m is merged):
             continue
+        if m.noun_end is not None:
+            continue  # a determiner is grammar, not a removable reference
         if m.deictic.kind in (V.PAGE, V.TAB) or (m.deictic.kind == V.SELECTION and view.selection):
             edits.append((m.start, m.end, ""))  # already said by the description
     if not edits or primary is None:

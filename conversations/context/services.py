@@ -121,7 +121,9 @@ def context_snapshot_create(*, session, prepared: PreparedContext) -> ContextSna
         context=prepared.redacted,
         redacted_count=min(len(prepared.redacted_paths), 32767),
     )
-    snapshot.full_clean()
+    # The related rows were just read (the session is locked, the base was looked up in
+    # it): re-checking each foreign key would cost three queries on every turn.
+    snapshot.full_clean(exclude=["tenant", "user", "session", "base"])
     snapshot.save()
     prepared.snapshot_id = snapshot.pk
     prepared.previous_snapshot_id = last.pk if last else None

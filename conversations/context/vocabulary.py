@@ -310,3 +310,14 @@ RECORD_CLEARED = {
     "en": "Record {old} is no longer selected; this answer does not consider it.",
     "es": "El registro {old} ya no está seleccionado; esta respuesta no lo considera.",
 }
+
+# Deictics that are also determiners: "este" alone is the record, "este
+# equipamento" keeps its noun. Followed by one of PRONOUN_FOLLOWERS (a verb) or
+# by punctuation they are pronouns and are replaced in the rewrite.
+DETERMINERS = frozenset({"este", "deste", "neste", "this"})
+PRONOUN_FOLLOWERS = frozenset(
+    "e eh esta foi era tem pode significa serve quer vale "  # pt (folded: é → e, está → esta)
+    "is was means mean does do stands refers has can "  # en
+    "es fue significa sirve tiene puede quiere".split()  # es
+)
+

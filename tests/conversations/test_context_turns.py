@@ -482,3 +482,16 @@ def test_a_turn_that_fails_after_the_snapshot_leaves_neither_message_nor_snapsho
     assert response.status_code == 500
     after = rows(chat_session)
     assert (after["snapshots"], after["messages"]) == (before["snapshots"], before["messages"])
+
+
+def test_the_context_engine_adds_a_fixed_number_of_queries(
+    chat_session, user, tenant, work_permit, django_assert_num_queries
+):
+    from conversations.context.services import context_prepare, context_resolve, context_snapshot_create
+
+    with django_assert_num_queries(1):  # the authorizer: every entity in one query
+        prepared = context_prepare(tenant=tenant, user=user, session=chat_session, payload=fresh())
+    with django_assert_num_queries(2):  # the session's last snapshot, the insert
+        context_snapshot_create(session=chat_session, prepared=prepared)
+    with django_assert_num_queries(1):  # the registry, for every id in the context and its parents
+        context_resolve(prepared=prepared, text="Explique isso.")

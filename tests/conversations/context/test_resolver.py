@@ -302,3 +302,26 @@ def test_registry_labels_name_elements_the_context_only_lists_by_id():
     }
     resolution = resolve("Explique isso.", context, registry=registry)
     assert resolution.clarification.question == "Você quer que eu explique o campo Validade ou o campo Data de Início?"
+
+
+@pytest.mark.parametrize(
+    ("message", "kind", "rewritten"),
+    [
+        (
+            "Qual o prazo deste equipamento?",
+            "record",
+            "Qual o prazo deste equipamento (o registro PT-2026-004821)?",
+        ),
+        ("Quem aprovou este?", "record", "Quem aprovou o registro PT-2026-004821?"),
+        ("Este é o mais recente?", "record", "O registro PT-2026-004821 é o mais recente?"),
+        (
+            "What does this mean?",
+            "element",
+            "What does the Validade field of record PT-2026-004821, in the Componentes tab of Permissão de Trabalho mean?",
+        ),
+    ],
+)
+def test_determiners_keep_their_noun_and_pronouns_are_replaced(message, kind, rewritten):
+    resolution = resolve(message, make_context())
+    assert resolution.target.kind == kind
+    assert resolution.rewritten_message == rewritten
