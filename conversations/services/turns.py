@@ -200,8 +200,11 @@ def knowledge_set_for_turn(
     rewritten message and the semantic context for its boost). Until then the
     packages the semantic registry links to the user's focus (then its parents,
     then the page) are delivered; otherwise the catalog alone, and the agent
-    fetches what it needs with s=99.
+    fetches what it needs with s=99. ``AGENT_KNOWLEDGE_ROUTER = False``: the
+    catalog alone.
     """
+    if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
+        return KnowledgeSet()
     linked = turn_context.routing_hints.get("linked_packages") or []
     return KnowledgeSet(full_ids=tuple(pid for pid in linked if catalog.get(pid) is not None)[:MAX_LINKED_PACKAGES])
 
@@ -239,6 +242,8 @@ def _turn_open(*, session: Session, text: str, context: dict | None, key: str | 
         # The seed: the enrichment counter restarts with every inbound message.
         locked.context_enrichment_count = 0
         locked.save(update_fields=["context_enrichment_count", "updated_at"])
+        session.collected_packages = list(locked.collected_packages or [])  # as of this turn's start
+        session.context_enrichment_count = 0
     return inbound, None
 
 

@@ -182,8 +182,10 @@ def test_criterion_context_points_at_semantic_ids(api_client, chat_session, scri
     assert "Inside: Equipamento > Componentes > Permissão de Trabalho" in scripted_llm.requests[0].system_prompt
 
 
-def test_criterion_semantic_ids_are_related_to_knowledge(api_client, chat_session, scripted_llm, work_permit):
+def test_criterion_semantic_ids_are_related_to_knowledge(api_client, chat_session, scripted_llm, work_permit, settings):
     from knowledge.catalog import get_active_catalog
+
+    settings.AGENT_KNOWLEDGE_ROUTER = True  # the conversations conftest turns the knowledge set off
 
     SemanticElement.objects.create(
         semantic_id="workPermit.components.equipment",
