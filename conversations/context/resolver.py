@@ -693,6 +693,14 @@ def resolve(
                     clarification = _clarify(language, action, "viewport_edge_unknown", candidates)
                 elif candidates:
                     target, primary = _target_from(candidates[0], LOW), positional
+        elif V.OTHER in kinds:
+            # "E o outro?": the visible candidate that is not the focus; several → ask.
+            match = by_kind(V.OTHER)
+            others = [c for c in view.candidates() if not (focus is not None and c.semantic_id == focus.semantic_id)]
+            if len(others) == 1:
+                target, primary = _target_from(others[0], HIGH if focus_ok else MEDIUM), match
+            elif others:
+                clarification = _clarify(language, action, "several_other_elements", others)
         elif V.FOCUS in kinds:
             match = by_kind(V.FOCUS)
             if focus_ok:

@@ -16,6 +16,7 @@ PAGE = "page"
 TAB = "tab"
 VIEWPORT_TOP = "viewport_top"
 VIEWPORT_BOTTOM = "viewport_bottom"
+OTHER = "other"  # "o outro": the visible element that is not the focus
 
 # Grammatical case the phrase carried, so a replacement keeps the sentence right:
 # "disso" → "do campo X", "nisso" → "no campo X", "de esto" → "del campo X".
@@ -76,6 +77,13 @@ for table in (
     _entries(TAB, "pt", plain=("esta aba", "essa aba"), of=("desta aba", "dessa aba"), in_=("nesta aba", "nessa aba")),
     _entries(VIEWPORT_TOP, "pt", plain=("acima", "aqui em cima", "la em cima", "em cima", "o de cima")),
     _entries(VIEWPORT_BOTTOM, "pt", plain=("abaixo", "embaixo", "aqui embaixo", "la embaixo", "o de baixo")),
+    _entries(
+        OTHER,
+        "pt",
+        plain=("o outro", "a outra", "o outro campo"),
+        of=("do outro", "da outra", "do outro campo"),
+        in_=("no outro", "na outra", "no outro campo"),
+    ),
     # English
     _entries(
         FOCUS,
@@ -98,6 +106,7 @@ for table in (
     _entries(TAB, "en", plain=("this tab",), in_=("on this tab", "in this tab")),
     _entries(VIEWPORT_TOP, "en", plain=("above", "up there", "at the top")),
     _entries(VIEWPORT_BOTTOM, "en", plain=("below", "down here", "at the bottom")),
+    _entries(OTHER, "en", plain=("the other one", "the other", "the other field")),
     # Spanish ("este registro", "este campo", "aqui" are shared with pt: listed once above)
     _entries(
         FOCUS,
@@ -123,6 +132,7 @@ for table in (
     _entries(TAB, "es", plain=("esta pestana", "esa pestana"), in_=("en esta pestana",)),
     _entries(VIEWPORT_TOP, "es", plain=("arriba", "aqui arriba", "de arriba")),
     _entries(VIEWPORT_BOTTOM, "es", plain=("abajo", "aqui abajo", "de abajo")),
+    _entries(OTHER, "es", plain=("el otro", "la otra", "el otro campo"), of=("del otro", "de la otra")),
 ):
     for phrase, entry in table.items():
         # Shared phrases ("este registro" is pt and es) keep the first language seen
@@ -320,4 +330,3 @@ PRONOUN_FOLLOWERS = frozenset(
     "is was means mean does do stands refers has can "  # en
     "es fue significa sirve tiene puede quiere".split()  # es
 )
-

@@ -317,7 +317,8 @@ def test_registry_labels_name_elements_the_context_only_lists_by_id():
         (
             "What does this mean?",
             "element",
-            "What does the Validade field of record PT-2026-004821, in the Componentes tab of Permissão de Trabalho mean?",
+            "What does the Validade field of record PT-2026-004821, "
+            "in the Componentes tab of Permissão de Trabalho mean?",
         ),
     ],
 )
@@ -325,3 +326,23 @@ def test_determiners_keep_their_noun_and_pronouns_are_replaced(message, kind, re
     resolution = resolve(message, make_context())
     assert resolution.target.kind == kind
     assert resolution.rewritten_message == rewritten
+
+
+def test_o_outro_is_the_visible_field_that_is_not_the_focus():
+    context = make_context()
+    context["viewport"]["visibleSemanticIds"] = [VALIDITY, START_DATE]
+    resolution = resolve("E o outro?", context)
+    assert resolution.target.semantic_id == START_DATE
+    assert resolution.target.confidence == "high"
+    assert resolution.rewritten_message == (
+        "E o campo Data de Início do registro PT-2026-004821, na aba Componentes da Permissão de Trabalho?"
+    )
+    assert resolve("And the other one?", context).target.semantic_id == START_DATE
+
+
+def test_o_outro_among_several_asks_which_one():
+    resolution = resolve("Explique o outro.", make_context())  # type and start date are both visible
+    assert resolution.status == "clarification"
+    assert resolution.clarification.question == (
+        "Você quer que eu explique o campo Tipo de Equipamento ou o campo Data de Início?"
+    )
