@@ -319,8 +319,9 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     cap = max_calls()
     history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
     catalog = get_active_catalog()
+    # The router searches the message with its references made explicit (labels, record, tab).
     knowledge_set = knowledge_set_for_turn(
-        session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
+        session=session, text=turn_context.user_text or inbound.text, turn_context=turn_context, catalog=catalog
     )
     collected = list(session.collected_packages or [])
     state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
