@@ -214,15 +214,16 @@ def knowledge_set_for_turn(
 # --- 5b. ontology routing (agents with ``ontology``) -----------------------------------------------
 
 
-def _ontology_for_turn(*, session: Session, inbound: Message) -> dict | None:
-    """The ontology route for this message, with the session user's profile skills."""
+def _ontology_for_turn(*, session: Session, text: str) -> dict | None:
+    """The ontology route for this message (references made explicit), with the session
+    user's profile skills."""
     if not session.agent.ontology:
         return None
     from ontology.selectors import profile_get
     from ontology.services import ontology_route
 
     profile = profile_get(tenant=session.tenant, user=session.user) if session.user_id else None
-    return ontology_route(tenant=session.tenant, message=inbound.text, profile=profile, origin="turn").as_dict()
+    return ontology_route(tenant=session.tenant, message=text, profile=profile, origin="turn").as_dict()
 
 
 def _ontology_interruption(ontology: dict | None) -> TurnOutcome | None:
@@ -507,7 +508,7 @@ def message_send(
                 catalog_version=get_active_catalog().version,
             )
         else:
-            ontology = _ontology_for_turn(session=session, inbound=inbound)
+            ontology = _ontology_for_turn(session=session, text=turn_context.user_text or inbound.text)
             outcome = _ontology_interruption(ontology) or _agent_loop(
                 session=session, inbound=inbound, turn_context=turn_context, ontology=ontology
             )
