@@ -154,12 +154,13 @@ def multi_hop_guiado(
     anchor = [f"sintoma:{s}" for s in symptoms]
     prev_keys: list[str] = list(anchor)
     prev_ids: list[str] = []
+    prev_terms: list[str] = []  # salient (index) terms of the previous step's chunks
     ctx = _ctx_phrase(context_filters)
     for index, step in enumerate(template):
         filters = {**context_filters, "classe_ontologica": [step]}
         intent = INTENTS[step].format(prev=_prev_phrase(prev_keys), ctx=ctx)
         relation = frozenset(prev_keys) | frozenset(anchor)
-        query_terms = analyze(intent) + analyze(" ".join(_labels(sorted(relation))))
+        query_terms = analyze(intent) + analyze(" ".join(_labels(sorted(relation)))) + prev_terms
         if step in USES_MESSAGE or index == 0:
             query_terms += message_terms
         cands = corpus.candidates(filters)
@@ -184,7 +185,7 @@ def multi_hop_guiado(
             filters,
             kept,
             title=STEP_TITLES[step],
-            uses={"chunks": list(prev_ids), "keys": sorted(relation)},
+            uses={"chunks": list(prev_ids), "keys": sorted(relation), "salient_terms": list(prev_terms)},
             findings={
                 "keys": keys,
                 "terms": _labels(keys),
@@ -222,4 +223,5 @@ def multi_hop_guiado(
                 return run
         if kept:
             prev_keys, prev_ids = keys, [h.record.chunk_id for h in kept]
+            prev_terms = section["findings"]["salient_terms"]
     return run

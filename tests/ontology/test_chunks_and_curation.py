@@ -235,3 +235,10 @@ def test_ingest_command_refuses_a_validator_without_the_permission(tmp_path, cur
     path = _write_jsonl(tmp_path, ["{}"])
     with pytest.raises(CommandError, match="lacks ontology.validate_critical_chunk"):
         call_command("ingest_chunks", str(path), "--validator", curator.username)
+
+
+def test_ingest_command_shows_a_progress_bar(tmp_path, sample_rows, capsys):
+    path = _write_jsonl(tmp_path, [json.dumps(_row(sample_rows, "sin_compactacao"))])
+    call_command("ingest_chunks", str(path))
+    err = capsys.readouterr().err
+    assert "chunks: 100%" in err and "1/1" in err

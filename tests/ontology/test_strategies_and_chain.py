@@ -106,6 +106,7 @@ def test_each_chain_step_forms_its_intent_from_the_previous_steps_findings(corpu
     for prev, step in zip(chain, chain[1:]):
         assert step["uses"]["chunks"] == [c["chunk_id"] for c in prev["chunks"]]
         assert set(step["uses"]["keys"]) == set(prev["findings"]["keys"]) | anchor
+        assert step["uses"]["salient_terms"] == prev["findings"]["salient_terms"] != []
         assert any(term in step["intent"] for term in prev["findings"]["terms"]), step["name"]
         # every chunk it kept is related to what the previous step found
         for cite in step["chunks"]:
