@@ -242,3 +242,23 @@ def test_ingest_command_shows_a_progress_bar(tmp_path, sample_rows, capsys):
     call_command("ingest_chunks", str(path))
     err = capsys.readouterr().err
     assert "chunks: 100%" in err and "1/1" in err
+
+
+@pytest.mark.parametrize(
+    "change, field",
+    [
+        ({"rag_bias": {"vetorial": 0.5}}, "rag_bias"),
+        ({"rag_bias": {"hibrida": 1.5}}, "rag_bias"),
+        ({"index_filters": {"bioma": 3}}, "index_filters"),
+        ({"situational": True, "activation": {}}, "activation"),
+    ],
+)
+def test_skill_validation_names_the_bad_field(change, field):
+    from django.core.exceptions import ValidationError
+
+    skill = Skill.objects.get(slug="bioma_cerrado")
+    for name, value in change.items():
+        setattr(skill, name, value)
+    with pytest.raises(ValidationError) as exc:
+        skill.full_clean()
+    assert field in exc.value.message_dict
