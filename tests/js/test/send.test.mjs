@@ -1,0 +1,205 @@
+// send(): sessions, whole contexts, JSON Merge Patch deltas and retries.
+import { test } from "node:test";
+import assert from "node:assert/strict";
+import { CONTEXTO_JS } from "../support/paths.mjs";
+import { fakeFetch, SESSION, answer, apiError } from "../support/fake-fetch.mjs";
+
+const { createAgentContext, createMergePatch, applyMergePatch, ContextoError } = await import(CONTEXTO_JS);
+
+let clock = Date.parse("2026-09-05T12:00:00.000Z");
+const now = () => clock;
+
+function agent(fetch, extra = {}) {
+  const a = createAgentContext({ endpoint: "/api/v1/", token: "tok-123", application: { applicationId: "sst" }, fetch, now, ...extra });
+  a.setRoute({ route: "/work-permits/4821", params: { id: "4821" } });
+  a.setPage({ id: "workPermit.details", title: "Permissão de Trabalho" });
+  a.setTabs([{ id: "general", title: "Geral" }, { id: "components", title: "Componentes" }], "general");
+  return a;
+}
+
+test("the first message creates the session and carries the whole context", async () => {
+  const fetch = fakeFetch([SESSION, answer("snap-1")]);
+  const a = agent(fetch);
+  const reply = await a.send("Explique isso.");
+  assert.equal(reply.status, "answer");
+  assert.equal(a.sessionId, "s-1");
+  assert.equal(a.lastAcceptedSnapshotId, "snap-1");
+  const [session, message] = fetch.calls;
+  assert.equal(session.url, "/api/v1/sessions");
+  assert.equal(session.method, "POST");
+  assert.deepEqual(session.body, {});
+  assert.equal(message.url, "/api/v1/sessions/s-1/messages");
+  assert.equal(message.headers.Authorization, "Token tok-123");
+  assert.equal(message.headers["Content-Type"], "application/json");
+  assert.equal(message.body.message, "Explique isso.");
+  assert.equal(message.body.context.navigation.route, "/work-permits/4821");
+  assert.equal(message.body.context.activeTabId, "general");
+  assert.equal(message.body.context.contextVersion, 3);
+  assert.equal(message.body.context.capturedAt, "2026-09-05T12:00:00.000Z");
+  assert.equal(message.body.baseSnapshotId, undefined);
+});
+
+test("csrf mode sends X-CSRFToken with same-origin credentials and no Authorization", async () => {
+  const fetch = fakeFetch([SESSION, answer("snap-1")]);
+  const a = agent(fetch, { token: undefined, csrfToken: "csrf-abc" });
+  await a.send("Oi");
+  const { headers, credentials } = fetch.calls[1];
+  assert.equal(headers["X-CSRFToken"], "csrf-abc");
+  assert.equal(headers.Authorization, undefined);
+  assert.equal(credentials, "same-origin");
+});
+
+test("the next message sends a JSON Merge Patch against the accepted snapshot", async () => {
+  const fetch = fakeFetch([SESSION, answer("snap-1"), answer("snap-2"), answer("snap-3")]);
+  const a = agent(fetch);
+  await a.send("Explique isso.");
+  const first = fetch.calls[1].body.context;
+
+  clock += 1000;
+  a.setActiveTab("components");
+  a.setSelection({ entityType: "equipment", entityId: "equipment-828", displayName: "Guindaste" });
+  await a.send("E este?");
+  const second = fetch.calls[2].body;
+  assert.equal(second.context, undefined);
+  assert.equal(second.baseSnapshotId, "snap-1");
+  assert.deepEqual(second.delta, {
+    activeTabId: "components",
+    tabs: [{ id: "general", title: "Geral", index: 0, active: false }, { id: "components", title: "Componentes", index: 1, active: true }],
+    selection: { entityType: "equipment", entityId: "equipment-828", displayName: "Guindaste" },
+    capturedAt: "2026-09-05T12:00:01.000Z",
+    contextVersion: 5,
+  });
+  const rebuilt = applyMergePatch(first, second.delta);
+  assert.equal(rebuilt.selection.entityId, "equipment-828");
+
+  clock += 1000;
+  a.setSelection(null);
+  await a.send("E agora?");
+  const third = fetch.calls[3].body;
+  assert.equal(third.baseSnapshotId, "snap-2", "deltas are against the last accepted snapshot");
+  assert.equal(third.delta.selection, null, "a removed key is null in the patch");
+  assert.equal(applyMergePatch(rebuilt, third.delta).selection, undefined);
+});
+
+test("delta: false always sends the whole context", async () => {
+  const fetch = fakeFetch([SESSION, answer("snap-1"), answer("snap-2")]);
+  const a = agent(fetch, { delta: false });
+  await a.send("1");
+  await a.send("2");
+  assert.ok(fetch.calls[2].body.context);
+  assert.equal(fetch.calls[2].body.delta, undefined);
+});
+
+for (const code of ["STALE_CONTEXT_AGE", "UNKNOWN_BASE_CONTEXT"]) {
+  test(`${code} → re-snapshot and retry once with the whole context`, async () => {
+    const fetch = fakeFetch([SESSION, answer("snap-1"), apiError(409, code), answer("snap-9")]);
+    const a = agent(fetch);
+    await a.send("1");
+    clock += 400_000;
+    a.setActiveTab("components");
+    const reply = await a.send("2");
+    assert.equal(reply.contextSnapshotId, "snap-9");
+    const [, , failed, retried] = fetch.calls;
+    assert.equal(failed.body.baseSnapshotId, "snap-1");
+    assert.equal(retried.body.baseSnapshotId, undefined);
+    assert.equal(retried.body.context.activeTabId, "components");
+    assert.equal(retried.body.message, "2");
+    assert.equal(a.lastAcceptedSnapshotId, "snap-9");
+  });
+}
+
+test("a second stale answer is not retried again and surfaces the API error", async () => {
+  const fetch = fakeFetch([SESSION, apiError(409, "STALE_CONTEXT_AGE", "too old", { ttlSeconds: 300 }), apiError(409, "STALE_CONTEXT_AGE", "too old")]);
+  const a = agent(fetch);
+  await assert.rejects(a.send("1"), (err) => {
+    assert.ok(err instanceof ContextoError);
+    assert.equal(err.code, "STALE_CONTEXT_AGE");
+    assert.equal(err.status, 409);
+    return true;
+  });
+  assert.equal(fetch.calls.length, 3);
+});
+
+test("other API errors are thrown as they are, with code, message, details and status", async () => {
+  const fetch = fakeFetch([SESSION, apiError(403, "CONTEXT_FORBIDDEN", "Entity not accessible.", { field: "selection.entityId" })]);
+  const a = agent(fetch);
+  await assert.rejects(a.send("1"), (err) => {
+    assert.equal(err.code, "CONTEXT_FORBIDDEN");
+    assert.equal(err.message, "Entity not accessible.");
+    assert.deepEqual(err.details, { field: "selection.entityId" });
+    assert.equal(err.status, 403);
+    return true;
+  });
+  assert.equal(fetch.calls.length, 2, "no retry");
+  assert.equal(a.lastAcceptedSnapshotId, null);
+});
+
+test("a non-JSON error body still gives a code", async () => {
+  const fetch = fakeFetch([SESSION, { status: 502 }]);
+  await assert.rejects(agent(fetch).send("1"), { code: "HTTP_502", status: 502 });
+});
+
+test("an oversized context is refused before any request, the session included", async () => {
+  const fetch = fakeFetch([]);
+  const a = agent(fetch);
+  a.setPage({ id: "p", title: "x".repeat(6000) });
+  await assert.rejects(a.send("Explique isso."), { code: "CONTEXT_SIZE_LIMIT_EXCEEDED" });
+  assert.equal(fetch.calls.length, 0);
+  // The store still works once the context shrinks.
+  fetch.queue.push(SESSION, answer("snap-1"));
+  a.setPage({ id: "p", title: "ok" });
+  await a.send("Explique isso.");
+  assert.equal(fetch.calls.length, 2);
+});
+
+test("messages are sent in order, one at a time", async () => {
+  let release;
+  const gate = new Promise((resolve) => {
+    release = resolve;
+  });
+  const fetch = fakeFetch([SESSION, answer("snap-1"), answer("snap-2")]);
+  const slowFirstMessage = async (url, init) => {
+    if (fetch.calls.length === 1) await gate; // hold the first message
+    return fetch(url, init);
+  };
+  const a = agent(slowFirstMessage);
+  const p1 = a.send("1");
+  const p2 = a.send("2");
+  await new Promise((r) => setTimeout(r, 10));
+  assert.equal(fetch.calls.length, 1, "the second message waits for the first");
+  release();
+  await Promise.all([p1, p2]);
+  assert.deepEqual(fetch.calls.slice(1).map((c) => c.body.message), ["1", "2"]);
+  assert.equal(fetch.calls[2].body.baseSnapshotId, "snap-1");
+});
+
+test("an existing session id is reused", async () => {
+  const fetch = fakeFetch([answer("snap-1")]);
+  const a = agent(fetch, { sessionId: "abc" });
+  await a.send("1");
+  assert.equal(fetch.calls[0].url, "/api/v1/sessions/abc/messages");
+});
+
+test("createMergePatch/applyMergePatch round-trip (RFC 7396)", () => {
+  const cases = [
+    [{ a: 1, b: { c: 2, d: [1, 2] } }, { a: 1, b: { c: 3, d: [1, 2] } }, { b: { c: 3 } }],
+    [{ a: 1, b: 2 }, { a: 1 }, { b: null }],
+    [{ a: { x: 1 } }, { a: { x: 1 } }, {}],
+    [{ a: [1, 2, 3] }, { a: [1, 2] }, { a: [1, 2] }],
+    [{ a: { x: 1 } }, { a: "scalar" }, { a: "scalar" }],
+    [{}, { n: { deep: { er: true } } }, { n: { deep: { er: true } } }],
+  ];
+  for (const [source, target, expected] of cases) {
+    const patch = createMergePatch(source, target);
+    assert.deepEqual(patch, expected);
+    assert.deepEqual(applyMergePatch(source, patch), target);
+  }
+  // RFC 7396 appendix A examples for apply.
+  assert.deepEqual(applyMergePatch({ a: "b" }, { a: "c" }), { a: "c" });
+  assert.deepEqual(applyMergePatch({ a: "b" }, { b: "c" }), { a: "b", b: "c" });
+  assert.deepEqual(applyMergePatch({ a: "b" }, { a: null }), {});
+  assert.deepEqual(applyMergePatch({ a: [{ b: "c" }] }, { a: [1] }), { a: [1] });
+  assert.deepEqual(applyMergePatch({ e: null }, { a: 1 }), { e: null, a: 1 });
+  assert.deepEqual(applyMergePatch({ a: "foo" }, null), null);
+  assert.deepEqual(applyMergePatch({}, { a: { bb: { ccc: null } } }), { a: { bb: {} } });
+});
