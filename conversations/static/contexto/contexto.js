@@ -38,10 +38,16 @@ export const VISIBILITY = Object.freeze({
 /** Error codes after which send() re-snapshots and retries once with the whole context. */
 export const RETRY_WITH_FULL_CONTEXT_CODES = Object.freeze(["STALE_CONTEXT_AGE", "UNKNOWN_BASE_CONTEXT"]);
 
+/** Element types of PRD §10; anything else is sent as "component". */
+export const ELEMENT_TYPES = Object.freeze(["page", "section", "tab", "component", "field", "button", "table", "row", "cell", "menu"]);
+
 // Caps that keep a typical context in the 1–3 KB range of PRD §35.
 const MAX_VISIBLE_IDS = 40;
-const MAX_VISIBILITY_ENTRIES = 40;
+const MAX_ELEMENTS = 40;
 const MAX_PARENT_DEPTH = 12;
+// The `elements` hint list is trimmed (last first) while the snapshot is over
+// this many bytes; only what remains is subject to the hard limit.
+const ELEMENTS_SOFT_BUDGET_BYTES = 4096;
 
 /** An error with the wire shape of the API: {"error": {"code", "message", "details"}}. */
 export class ContextoError extends Error {
@@ -247,11 +253,15 @@ function isDisabled(el) {
   return controls.length > 0 && Array.from(controls).every((c) => c.matches(":disabled"));
 }
 
+export function elementType(type) {
+  return ELEMENT_TYPES.includes(type) ? type : "component";
+}
+
 /** Reads the declarative description of an [data-agent-id] element. */
 export function describeElement(el) {
   const data = {
     semanticId: el.getAttribute("data-agent-id"),
-    type: el.getAttribute("data-agent-type") || undefined,
+    type: elementType(el.getAttribute("data-agent-type")),
     label: el.getAttribute("data-agent-label") || undefined,
   };
   if (el.hasAttribute("data-agent-value")) data.value = el.getAttribute("data-agent-value");
@@ -298,6 +308,11 @@ function selectionOf(el) {
 
 const SESSION_PATH = "/sessions";
 
+function defaultNavigation() {
+  const loc = globalThis.location;
+  return loc && loc.pathname ? { route: loc.pathname } : undefined;
+}
+
 function normalizeRoute(route) {
   if (route === null || route === undefined) return undefined;
   if (typeof route === "string") return { route };
@@ -339,7 +354,7 @@ export function createAgentContext(options = {}) {
     focus: undefined,
     selection: undefined,
     viewport: undefined,
-    visibility: {},
+    elements: [], // [{semanticId, type, label, visibility}] the UI declares (PRD §26)
     user: options.user ? { ...options.user } : undefined,
     contextVersion: 0,
   };
@@ -370,8 +385,13 @@ export function createAgentContext(options = {}) {
     return deepFreeze(deepClone(state));
   }
 
+  function visibilityOf(semanticId) {
+    const known = state.elements.find((e) => e.semanticId === semanticId);
+    return known ? known.visibility : undefined;
+  }
+
   function assertNotHidden(semanticId) {
-    const vis = state.visibility[semanticId];
+    const vis = visibilityOf(semanticId);
     if (vis && vis !== VISIBILITY.VISIBLE) {
       throw new ContextoError("FOCUS_NOT_VISIBLE", `${semanticId} is ${vis} and cannot become the focus.`, {
         details: { semanticId, visibility: vis },
@@ -423,7 +443,23 @@ export function createAgentContext(options = {}) {
       if (!focus) return commit({ focus: undefined });
       if (!focus.semanticId) throw new ContextoError("INVALID_FOCUS", "focus.semanticId is required.");
       assertNotHidden(focus.semanticId);
-      return commit({ focus: { ...focus } });
+      return commit({ focus: { ...focus, type: elementType(focus.type) } });
+    },
+    /**
+     * Declares the UI elements (semanticId, type, label, visibility) without
+     * DOM capture; attach() maintains this list from [data-agent-id] itself.
+     */
+    setElements(elements) {
+      const list = (elements || []).slice(0, MAX_ELEMENTS).map((e) => ({
+        semanticId: e.semanticId,
+        type: elementType(e.type),
+        label: e.label,
+        visibility: e.visibility || VISIBILITY.VISIBLE,
+      }));
+      const patch = { elements: list };
+      const hidden = state.focus && list.find((e) => e.semanticId === state.focus.semanticId && e.visibility !== VISIBILITY.VISIBLE);
+      if (hidden) patch.focus = undefined; // a focus that is no longer visible is dropped
+      return commit(patch);
     },
     setSelection(selection) {
       return commit({ selection: selection ? { ...selection } : undefined });
@@ -436,21 +472,27 @@ export function createAgentContext(options = {}) {
      * with `capturedAt`. Throws CONTEXT_SIZE_LIMIT_EXCEEDED over 5,120 bytes.
      */
     snapshot() {
+      const navigation = state.navigation || defaultNavigation();
       const context = minimize({
         application: state.application,
-        navigation: state.navigation,
+        navigation,
         page: state.page,
         tabs: state.tabs.length ? state.tabs : undefined,
         activeTabId: state.activeTabId,
         focus: state.focus,
         selection: state.selection,
         viewport: state.viewport,
-        visibility: state.visibility,
-        user: state.user,
+        elements: state.elements,
       }) || {};
+      context.user = minimize(state.user) || {};
       context.capturedAt = new Date(now()).toISOString();
       context.contextVersion = state.contextVersion;
-      const size = jsonByteSize(context);
+      let size = jsonByteSize(context);
+      while (size > ELEMENTS_SOFT_BUDGET_BYTES && context.elements && context.elements.length) {
+        context.elements.pop();
+        if (!context.elements.length) delete context.elements;
+        size = jsonByteSize(context);
+      }
       if (size > maxBytes) {
         throw new ContextoError(
           "CONTEXT_SIZE_LIMIT_EXCEEDED",
@@ -554,7 +596,7 @@ export function createAgentContext(options = {}) {
       context = api.snapshot();
       reply = await request(path, { ...(sendOptions.extra || {}), ...messageBody(message, context, false) });
     }
-    const snapshotId = reply && (reply.contextSnapshotId ?? (reply.message && reply.message.contextSnapshotId));
+    const snapshotId = reply && (reply.contextSnapshotId ?? reply.context_snapshot_id);
     if (snapshotId !== undefined && snapshotId !== null) lastAccepted = { id: snapshotId, context };
     return reply;
   }
@@ -599,23 +641,21 @@ export function createAgentContext(options = {}) {
     }
 
     function refreshVisibility() {
-      const byId = new Map(); // the same id on several elements: any visible copy wins
+      const byId = new Map(); // the same id on several elements (rows): a visible copy wins
       for (const el of elements()) {
         const id = el.getAttribute("data-agent-id");
         const vis = computeVisibility(el, { activeTabId: state.activeTabId });
         if (el.getAttribute("data-agent-visibility") !== vis) el.setAttribute("data-agent-visibility", vis);
-        if (byId.get(id) !== VISIBILITY.VISIBLE) byId.set(id, vis);
+        const known = byId.get(id);
+        if (!known || (known.visibility !== VISIBILITY.VISIBLE && vis === VISIBILITY.VISIBLE)) {
+          const { semanticId, type, label } = describeElement(el);
+          byId.set(id, { semanticId, type, label, visibility: vis });
+        }
       }
-      const visibility = {};
-      for (const [id, vis] of byId) {
-        if (vis === VISIBILITY.VISIBLE) continue;
-        if (Object.keys(visibility).length >= MAX_VISIBILITY_ENTRIES) break;
-        visibility[id] = vis;
-      }
-      const patch = { visibility };
-      // A focus that is no longer visible (tab switched, section collapsed) is dropped.
-      if (state.focus && visibility[state.focus.semanticId]) patch.focus = undefined;
-      commit(patch);
+      // Visible elements first (document order), then the others: trimming keeps the useful ones.
+      const all = Array.from(byId.values());
+      const ordered = all.filter((e) => e.visibility === VISIBILITY.VISIBLE).concat(all.filter((e) => e.visibility !== VISIBILITY.VISIBLE));
+      api.setElements(ordered);
       if (observer) {
         for (const el of elements()) observer.observe(el);
         updateViewport();
@@ -629,7 +669,8 @@ export function createAgentContext(options = {}) {
           intersecting.delete(id);
           continue;
         }
-        if (state.visibility[id]) continue; // hidden, collapsed, inactive or disabled
+        const vis = visibilityOf(id);
+        if (vis && vis !== VISIBILITY.VISIBLE) continue; // hidden, collapsed, inactive or disabled
         const rect = el.getBoundingClientRect();
         visible.push({ id, top: rect.top, left: rect.left });
       }

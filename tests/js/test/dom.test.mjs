@@ -40,6 +40,10 @@ const PAGE = `
   <div aria-disabled="true"><button id="approve" data-agent-id="workPermit.approve" data-agent-type="button" data-agent-label="Aprovar">Aprovar</button></div>
 </main>`;
 
+function visibilityMap(agent) {
+  return Object.fromEntries(agent.snapshot().elements.map((e) => [e.semanticId, e.visibility]));
+}
+
 function setup({ io } = {}) {
   const dom = makeDom(PAGE);
   const { document } = dom.window;
@@ -131,12 +135,16 @@ test("hidden, collapsed, inactive and disabled elements are marked and never bec
     $(sel).click();
     assert.equal(agent.snapshot().focus.semanticId, "workPermit.number", `${sel} must not become the focus`);
   }
-  const { visibility } = agent.snapshot();
+  const visibility = visibilityMap(agent);
   assert.equal(visibility["workPermit.components.equipment.validity"], "inactive");
   assert.equal(visibility["workPermit.notes"], "collapsed");
   assert.equal(visibility["workPermit.secret"], "hidden");
   assert.equal(visibility["workPermit.closedAt"], "disabled");
-  assert.equal(visibility["workPermit.number"], undefined, "visible elements are not listed");
+  assert.equal(visibility["workPermit.number"], "visible");
+  const { elements } = agent.snapshot();
+  assert.deepEqual(elements[0], { semanticId: "workPermit", type: "page", label: "Permissão de Trabalho", visibility: "visible" });
+  const firstHidden = elements.findIndex((e) => e.visibility !== "visible");
+  assert.ok(elements.slice(firstHidden).every((e) => e.visibility !== "visible"), "visible elements come first");
   assert.throws(() => agent.setFocus({ semanticId: "workPermit.notes", type: "field" }), { code: "FOCUS_NOT_VISIBLE" });
 });
 
@@ -152,19 +160,19 @@ test("switching tab makes the other panel inactive and drops a focus inside it",
   const snap = agent.snapshot();
   assert.equal(snap.activeTabId, "general");
   assert.equal(snap.focus, undefined);
-  assert.equal(snap.visibility["workPermit.components.equipment.validity"], "inactive");
+  assert.equal(visibilityMap(agent)["workPermit.components.equipment.validity"], "inactive");
   assert.ok(agent.contextVersion > before);
 });
 
 test("opening a <details> or expanding a region is seen by the mutation observer", async () => {
   const { agent, $ } = setup();
-  assert.equal(agent.snapshot().visibility["workPermit.notes"], "collapsed");
+  assert.equal(visibilityMap(agent)["workPermit.notes"], "collapsed");
   $("#more").open = true;
   $("#toggle").setAttribute("aria-expanded", "true");
   await flush();
-  const { visibility } = agent.snapshot();
-  assert.equal(visibility["workPermit.notes"], undefined);
-  assert.equal(visibility["workPermit.approval.approver"], undefined);
+  const visibility = visibilityMap(agent);
+  assert.equal(visibility["workPermit.notes"], "visible");
+  assert.equal(visibility["workPermit.approval.approver"], "visible");
   $("#notes").focus();
   assert.equal(agent.snapshot().focus.semanticId, "workPermit.notes");
 });

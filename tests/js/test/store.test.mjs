@@ -99,6 +99,7 @@ test("snapshot() is a frozen minimal JSON with capturedAt and contextVersion", (
     navigation: { route: "/work-permits/4821", params: { id: "4821" } },
     page: { id: "workPermit.details", title: "Permissão de Trabalho" },
     focus: { semanticId: "workPermit.validity", type: "field", label: "Validade", parentIds: ["workPermit", "workPermit.components"] },
+    user: {},
     capturedAt: "2026-09-05T12:00:00.000Z",
     contextVersion: 3,
   });
@@ -165,9 +166,49 @@ test("the size is measured in UTF-8 bytes, not characters", () => {
   assert.ok("ç".repeat(Math.floor(room / 2) + 1).length + base < CONTEXT_SIZE_LIMIT_BYTES, "by characters it would have fit");
 });
 
-test("setFocus needs a semanticId", () => {
+test("setFocus needs a semanticId; an unknown type is sent as component", () => {
   const a = agent();
   assert.throws(() => a.setFocus({ type: "field" }), { code: "INVALID_FOCUS" });
+  a.setFocus({ semanticId: "x.y", type: "widget" });
+  assert.equal(a.snapshot().focus.type, "component");
+});
+
+test("user is always present and navigation defaults to location.pathname", () => {
+  globalThis.location = { pathname: "/demo/" };
+  try {
+    const snap = agent().snapshot();
+    assert.deepEqual(snap.user, {});
+    assert.deepEqual(snap.navigation, { route: "/demo/" });
+  } finally {
+    delete globalThis.location;
+  }
+});
+
+test("setElements declares labels and visibility; a non-visible element cannot be the focus", () => {
+  const a = agent();
+  a.setFocus({ semanticId: "f.a", type: "field" });
+  a.setElements([
+    { semanticId: "f.a", type: "field", label: "A", visibility: "collapsed" },
+    { semanticId: "f.b", type: "field", label: "B" },
+  ]);
+  const snap = a.snapshot();
+  assert.equal(snap.focus, undefined, "the focus became collapsed and was dropped");
+  assert.deepEqual(snap.elements, [
+    { semanticId: "f.a", type: "field", label: "A", visibility: "collapsed" },
+    { semanticId: "f.b", type: "field", label: "B", visibility: "visible" },
+  ]);
+  assert.throws(() => a.setFocus({ semanticId: "f.a", type: "field" }), { code: "FOCUS_NOT_VISIBLE" });
+  a.setFocus({ semanticId: "f.b", type: "field" });
+});
+
+test("the elements hint list is trimmed before the size limit applies", () => {
+  const a = agent();
+  a.setPage({ id: "p", type: "details", title: "Página" });
+  a.setElements(Array.from({ length: 40 }, (_, i) => ({ semanticId: `page.section.field${i}`, type: "field", label: `Campo número ${i} com um rótulo longo` })));
+  const snap = a.snapshot();
+  assert.ok(snap.elements.length > 10 && snap.elements.length < 40, `kept ${snap.elements.length}`);
+  assert.equal(snap.elements[0].semanticId, "page.section.field0", "the first ones are kept");
+  assert.ok(jsonByteSize(snap) <= 4096);
 });
 
 test("nothing is sent to the server while the context changes", () => {
