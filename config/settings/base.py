@@ -176,8 +176,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES, 2_621_440)
 
 # --- Knowledge -----------------------------------------------------------------
 
+# The demo page (/demo/): on in the embedded setup, off unless asked for in production.
+DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
+
 # Folders of bundled Markdown packages, loaded in order. "none" loads no bundled catalog.
-_catalog_dirs = env.list("KNOWLEDGE_CATALOG_DIR", default=[str(BASE_DIR / "knowledge" / "catalog")])
+# The demo's work-permit packages (knowledge/catalog_demo) ride along when the demo is on.
+_default_catalog_dirs = [BASE_DIR / "knowledge" / "catalog"]
+if DEMO_ENABLED:
+    _default_catalog_dirs.append(BASE_DIR / "knowledge" / "catalog_demo")
+_catalog_dirs = env.list("KNOWLEDGE_CATALOG_DIR", default=[str(d) for d in _default_catalog_dirs])
 KNOWLEDGE_CATALOG_DIRS = [Path(d) for d in _catalog_dirs if d and d.lower() != "none"]
 
 # --- Conversations and LLM --------------------------------------------------------
@@ -189,10 +196,6 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if LLM_BASE_URL else "offlin
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
-
-# --- Demo ----------------------------------------------------------------------
-
-DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
 
 # --- I18N, static ---------------------------------------------------------------
 

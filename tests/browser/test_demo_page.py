@@ -1,0 +1,130 @@
+"""The demo page in a real browser: the semantic context follows the user,
+nothing leaves the page before the user asks, and the context sent with a
+question is the one on screen (seed PRD-002 §26–§29, §35–§39)."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from accounts.services import api_token_create, tenant_get_or_create
+
+pytestmark = pytest.mark.slow
+
+API_PREFIX = "/api/v1/"
+
+
+@pytest.fixture
+def demo_user(transactional_db, settings):
+    settings.DEMO_ENABLED = True
+    tenant = tenant_get_or_create(slug="demo", name="Demo")
+    user = get_user_model().objects.create_user(username="visitante", password="x")
+    api_token_create(user=user, tenant=tenant)
+    return user
+
+
+@pytest.fixture
+def demo(browser, live_server, demo_user):
+    """The demo page, logged in, with every request to the API recorded."""
+    client = Client()
+    client.force_login(demo_user)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1360, "height": 900}, locale="pt-BR")
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    page = context.new_page()
+    page.api_requests = []
+    page.on("request", lambda r: API_PREFIX in r.url and page.api_requests.append(r))
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto("/demo/")
+    page.wait_for_selector("html[data-demo-ready='true']")
+    yield page
+    assert not errors, errors
+    context.close()
+
+
+def state(page) -> dict:
+    return page.evaluate("() => window.contextoDemo.agent.getState()")
+
+
+def snapshot(page) -> dict:
+    return page.evaluate("() => window.contextoDemo.agent.snapshot()")
+
+
+def test_demo_page_renders_the_work_permit_and_declares_its_context(demo, artifacts_dir):
+    page = demo
+    assert page.inner_text("h1") == "Permissão de Trabalho PT-2026-004821"
+    assert [t.inner_text() for t in page.query_selector_all("[role=tab]")] == ["Geral", "Componentes", "Documentos"]
+    snap = snapshot(page)
+    assert snap["page"] == {
+        "id": "workPermit.details",
+        "type": "details",
+        "title": "Permissão de Trabalho PT-2026-004821",
+        "semanticId": "workPermit",
+    }
+    assert snap["navigation"]["params"] == {"id": "4821"}
+    assert snap["activeTabId"] == "general"
+    assert snap["selection"] == {"entityType": "workPermit", "entityId": "4821", "displayName": "PT-2026-004821"}
+    visibility = {e["semanticId"]: e["visibility"] for e in snap["elements"]}
+    assert visibility["workPermit.number"] == "visible"
+    assert visibility["workPermit.components.equipment.validity"] == "inactive"
+    assert visibility["workPermit.history.issuedAt"] == "collapsed"
+    assert visibility["workPermit.release"] == "disabled"
+    assert page.get_attribute("#field-validity >> xpath=..", "data-agent-visibility") == "inactive"
+    assert len(json.dumps(snap, ensure_ascii=False).encode()) < 5120
+    page.screenshot(path=str(artifacts_dir / "demo-work-permit.png"), full_page=True)
+    assert page.api_requests == [], "nothing is sent before the user talks"
+
+
+def test_keyboard_navigation_moves_the_semantic_focus(demo):
+    page = demo
+    page.click("#field-number")
+    assert state(page)["focus"]["semanticId"] == "workPermit.number"
+    page.keyboard.press("Tab")
+    assert state(page)["focus"]["semanticId"] == "workPermit.status"
+    page.keyboard.press("Tab")
+    assert state(page)["focus"]["semanticId"] == "workPermit.site"
+    assert state(page)["focus"]["parentIds"] == ["workPermit", "workPermit.general"]
+    # Arrow keys on the tab list switch tabs; the focus follows to the tab.
+    page.click("#tab-general")
+    page.keyboard.press("ArrowRight")
+    current = state(page)
+    assert current["activeTabId"] == "components"
+    assert current["focus"]["semanticId"] == "workPermit.components.tab"
+    assert page.api_requests == []
+
+
+def test_hidden_collapsed_and_disabled_elements_never_become_the_focus(demo):
+    page = demo
+    page.click("#field-site")
+    page.click("#release", force=True)  # disabled button
+    assert state(page)["focus"]["semanticId"] == "workPermit.site"
+    page.click("#history summary")  # opening the <details> makes its field visible
+    page.click("#field-issued-at")
+    assert state(page)["focus"]["semanticId"] == "workPermit.history.issuedAt"
+    page.click("#history summary")  # closing it drops the focus inside it
+    page.wait_for_function("() => !window.contextoDemo.agent.getState().focus || "
+                           "window.contextoDemo.agent.getState().focus.semanticId !== 'workPermit.history.issuedAt'")
+    page.click("#tab-components")
+    page.click("#field-validity", force=True)  # disabled until a component is selected
+    assert state(page)["focus"]["semanticId"] == "workPermit.components.tab"
+    page.click("#row-equipment-827")
+    page.click("#field-validity")
+    focus = state(page)["focus"]
+    assert focus["semanticId"] == "workPermit.components.equipment.validity"
+    assert focus["value"] == "30 dias"
+
+
+def test_an_oversized_context_is_refused_before_any_request(demo):
+    page = demo
+    page.evaluate("() => window.contextoDemo.agent.setPage({id: 'workPermit.details', type: 'details', "
+                  "title: 'Permissão '.repeat(700)})")
+    page.fill("#chat-input", "Explique isso.")
+    page.click("#chat-send")
+    page.wait_for_selector("#chat-error:not([hidden])")
+    assert "Contexto grande demais" in page.inner_text("#chat-error")
+    assert "Nada foi enviado" in page.inner_text("#chat-error")
+    page.wait_for_timeout(200)
+    assert page.api_requests == [], "no request at all, not even the session"
