@@ -335,7 +335,10 @@ function normalizeTabs(tabs, activeTabId) {
  * - csrfToken: CSRF token for session auth (sent as X-CSRFToken, same-origin cookies).
  * - application: { applicationId, applicationVersion, environment }.
  * - user: optional UserContext (locale, timezone, roles…); sensitive keys are dropped.
- * - sessionId: resume an existing conversation session.
+ * - sessionId: resume an existing conversation session (with initialVersion,
+ *   the contextVersion it had reached).
+ * - sessionBody: the body of POST /sessions (e.g. { agent: "slug" }).
+ * - delta: false to always send the whole context.
  * - fetch, now, IntersectionObserver: injectable for tests.
  */
 export function createAgentContext(options = {}) {
@@ -356,7 +359,9 @@ export function createAgentContext(options = {}) {
     viewport: undefined,
     elements: [], // [{semanticId, type, label, visibility}] the UI declares (PRD §26)
     user: options.user ? { ...options.user } : undefined,
-    contextVersion: 0,
+    // A page that resumes a session (sessionId) passes the version it reached, since
+    // the server refuses a version lower than the session's last (STALE_CONTEXT_VERSION).
+    contextVersion: Number.isInteger(options.initialVersion) ? options.initialVersion : 0,
   };
   const listeners = new Set();
   let sessionId = options.sessionId || null;
@@ -514,6 +519,11 @@ export function createAgentContext(options = {}) {
     },
     /** Forgets the accepted base snapshot: the next message carries the whole context. */
     resetBase() {
+      lastAccepted = null;
+    },
+    /** Starts over: the next message creates a new session and carries the whole context. */
+    resetSession() {
+      sessionId = null;
       lastAccepted = null;
     },
     attach(root) {

@@ -215,7 +215,16 @@ form.addEventListener("submit", async (event) => {
   input.value = "";
   sendButton.disabled = true;
   try {
-    const reply = await agent.send(text);
+    let reply;
+    try {
+      reply = await agent.send(text);
+    } catch (error) {
+      // After a hand-off the session is no longer open: start a new conversation.
+      if (error.code !== "SESSION_NOT_OPEN") throw error;
+      agent.resetSession();
+      addMessage("agent", "A conversa anterior foi encerrada; comecei uma nova.");
+      reply = await agent.send(text);
+    }
     renderReply(reply);
   } catch (error) {
     if (error.code === "CONTEXT_SIZE_LIMIT_EXCEEDED") {

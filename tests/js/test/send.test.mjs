@@ -203,3 +203,34 @@ test("createMergePatch/applyMergePatch round-trip (RFC 7396)", () => {
   assert.deepEqual(applyMergePatch({ a: "foo" }, null), null);
   assert.deepEqual(applyMergePatch({}, { a: { bb: { ccc: null } } }), { a: { bb: {} } });
 });
+
+test("resetSession() makes the next message open a new session with the whole context", async () => {
+  const fetch = fakeFetch([SESSION, answer("snap-1"), { status: 201, body: { id: "s-2" } }, answer("snap-2")]);
+  const a = agent(fetch);
+  await a.send("1");
+  a.resetSession();
+  await a.send("2");
+  assert.equal(fetch.calls[2].url, "/api/v1/sessions");
+  assert.equal(fetch.calls[3].url, "/api/v1/sessions/s-2/messages");
+  assert.ok(fetch.calls[3].body.context);
+});
+
+test("initialVersion continues the version of a resumed session; sessionBody names the agent", async () => {
+  const fetch = fakeFetch([{ status: 201, body: { id: 7 } }, answer(41)]);
+  const a = createAgentContext({ fetch, now, initialVersion: 40, sessionBody: { agent: "sst" }, application: { applicationId: "sst" } });
+  a.setRoute("/x");
+  await a.send("1");
+  assert.deepEqual(fetch.calls[0].body, { agent: "sst" });
+  assert.equal(fetch.calls[1].url, "/api/v1/sessions/7/messages");
+  assert.equal(fetch.calls[1].body.context.contextVersion, 41);
+  assert.equal(a.lastAcceptedSnapshotId, 41);
+});
+
+test("a snake_case context_snapshot_id is understood too", async () => {
+  const fetch = fakeFetch([SESSION, { status: 201, body: { status: "answered", context_snapshot_id: 5 } }, answer(6)]);
+  const a = agent(fetch);
+  await a.send("1");
+  a.setActiveTab("components");
+  await a.send("2");
+  assert.equal(fetch.calls[2].body.baseSnapshotId, 5);
+});
