@@ -50,6 +50,7 @@ def build_call(
     history: list[tuple[str, str]],
     user_text: str,
     budget: int,
+    ui_context: str = "",
 ) -> PreparedCall:
     """Assemble the LLM request; packages no longer in the active catalog are skipped."""
 
@@ -68,6 +69,9 @@ def build_call(
         parts.append("## Knowledge for this message\n" + "\n\n".join(_section(e) for e in knowledge))
     if collected:
         parts.append("## Packages you loaded\n" + "\n\n".join(_section(e) for e in collected))
+    if ui_context:
+        # Minimized by the context engine: names and ids, never record fields or masked data.
+        parts.append("## Where the user is\n" + ui_context)
     system_prompt = "\n\n".join(p for p in parts if p)
 
     messages = [ChatMessage("system", system_prompt)]
