@@ -23,6 +23,10 @@ def work_permit_catalog(transactional_db, settings):
     base = settings.BASE_DIR / "knowledge"
     settings.KNOWLEDGE_CATALOG_DIRS = [base / "catalog", base / "catalog_demo"]
     catalog_sync_bundled()
+    # live_server tests flush the database between tests, data migrations included.
+    from conversations.agents_seed import agents_seed_ensure
+
+    agents_seed_ensure()
 
 
 @pytest.fixture
@@ -33,14 +37,20 @@ def chat(demo, work_permit_catalog):  # noqa: F811
 def ask(page, text: str) -> dict:
     """Types a question, waits for the reply; returns its text and the request and response bodies."""
     before = page.locator(REPLIES).count()
-    with page.expect_response(lambda r: r.url.endswith("/messages") and r.request.method == "POST") as info:
-        page.fill("#chat-input", text)
-        page.press("#chat-input", "Enter")
-    response = info.value
-    page.wait_for_function(f"document.querySelectorAll({json.dumps(REPLIES)}).length > {before}")
+    posts = len(message_posts(page))
+    page.fill("#chat-input", text)
+    page.press("#chat-input", "Enter")
+    page.wait_for_function(
+        f"document.querySelectorAll({json.dumps(REPLIES)}).length > {before}"
+        " || !document.querySelector('#chat-error').hidden"
+    )
+    error = page.locator("#chat-error")
+    assert error.is_hidden(), error.inner_text()
+    request = message_posts(page)[posts]
+    response = request.response()
     return {
         "text": page.locator(REPLIES).last.inner_text(),
-        "request": response.request.post_data_json,
+        "request": request.post_data_json,
         "status": response.status,
         "response": response.json(),
     }
@@ -79,9 +89,12 @@ def test_focus_validade_and_explain_isso_answers_from_the_validity_package(chat,
     assert "<" not in body and "innerHTML" not in body, "no DOM or HTML leaves the page"
     assert len(json.dumps(context, ensure_ascii=False, separators=(",", ":")).encode()) <= 5120
     # The answer comes from the validity package (the offline provider quotes it and names it).
-    packages = [p["id"] for p in turn["response"]["packages"]]
-    assert "EQUIPMENT_VALIDITY" in packages, turn["response"]
-    assert "dias" in turn["text"] and "validade" in turn["text"].lower()
+    assert turn["response"]["resolution"]["target"]["semanticId"] == "workPermit.components.equipment.validity"
+    assert turn["response"]["packages"][0]["id"] == "EQUIPMENT_VALIDITY", turn["response"]
+    # The offline provider quotes the validity package and names it.
+    assert turn["response"]["reply"].startswith("O campo **Validade**")
+    assert page.locator(".msg.agent strong").last.inner_text() in ("Validade", "Data de Início")
+    assert "Fonte: Validade do componente (EQUIPMENT_VALIDITY)" in turn["text"]
     page.screenshot(path=str(artifacts_dir / "demo-chat-validity.png"), full_page=True)
 
 
@@ -99,17 +112,19 @@ def test_switching_tab_and_component_reaches_the_next_request(chat):
     page.click("#field-start")
     second = ask(page, "Explique isso.")
     assert second["status"] == 201, second["response"]
-    request = second["request"]
-    assert "context" not in request, "only what changed is sent"
-    assert request["baseSnapshotId"] == first["response"]["contextSnapshotId"]
-    delta = request["delta"]
+    sent = second["request"]["context"]
+    assert set(sent) == {"baseSnapshotId", "delta"}, "only what changed is sent"
+    assert sent["baseSnapshotId"] == str(first["response"]["contextSnapshotId"])
+    assert second["response"]["contextSnapshotId"] != first["response"]["contextSnapshotId"]
+    delta = sent["delta"]
     assert delta["activeTabId"] == "components"
     assert delta["selection"]["entityId"] == "equipment-828"
     assert delta["focus"]["semanticId"] == "workPermit.components.equipment.startDate"
     seen = merge_patch(base, delta)
     assert seen["contextVersion"] > base["contextVersion"]
     assert seen["selection"] == {"entityType": "equipment", "entityId": "equipment-828", "displayName": "Guindaste GUI-0042"}
-    assert "EQUIPMENT_START_DATE" in [p["id"] for p in second["response"]["packages"]], second["response"]
+    assert second["response"]["packages"][0]["id"] == "EQUIPMENT_START_DATE", second["response"]
+    assert "Fonte: Data de Início do componente (EQUIPMENT_START_DATE)" in second["text"]
     assert len(message_posts(page)) == 2
 
 
@@ -119,14 +134,58 @@ def test_selecting_another_record_does_not_reuse_the_old_one(chat):
     page.click("#row-equipment-827")
     first = ask(page, "Explique este registro.")
     assert first["status"] == 201, first["response"]
-    assert "Andaime" in first["text"] or "andaime" in first["text"].lower()
+    assert first["request"]["context"]["selection"]["entityId"] == "equipment-827"
+    assert "Fonte: Andaime (SCAFFOLD)" in first["text"]
 
     page.click("#row-equipment-828")
     second = ask(page, "Explique este registro.")
     assert second["status"] == 201, second["response"]
-    seen = merge_patch(first["request"].get("context") or {}, second["request"].get("delta") or second["request"].get("context"))
+    seen = merge_patch(first["request"]["context"], second["request"]["context"]["delta"])
     assert seen["selection"]["entityId"] == "equipment-828"
     assert "equipment-827" not in json.dumps(second["request"]), "the old record is not sent again"
-    packages = [p["id"] for p in second["response"]["packages"]]
-    assert "CRANE" in packages and "SCAFFOLD" not in packages, second["response"]
-    assert "guindaste" in second["text"].lower()
+    response = second["response"]
+    assert response["recordChange"]["previous"]["entityId"] == "equipment-827"
+    assert response["recordChange"]["current"]["entityId"] == "equipment-828"
+    packages = [p["id"] for p in response["packages"]]
+    assert packages[0] == "CRANE" and "SCAFFOLD" not in packages, response
+    assert "guindaste" in response["reply"].lower() and "andaime" not in response["reply"].lower()
+    # The page tells the user the record changed.
+    assert "mudou de Andaime AND-0127 para Guindaste GUI-0042" in page.locator(".record-change").last.inner_text()
+
+
+def test_altere_isso_proposes_an_update_the_page_applies(chat):
+    page = chat
+    page.click("#tab-components")
+    page.click("#row-equipment-828")
+    page.click("#field-validity")
+    turn = ask(page, "Altere isso para 10 dias.")
+    assert turn["response"]["intent"] == {
+        "intent": "UPDATE_FIELD",
+        "target": "workPermit.components.equipment.validity",
+        "value": 10,
+        "unit": "days",
+    }
+    assert page.input_value("#field-validity") == "15", "Contexto only proposes"
+    page.click(".msg .apply")
+    assert page.input_value("#field-validity") == "10"
+    assert page.inner_text("#row-equipment-828 .cell-validity") == "10 dias"
+
+
+def test_an_ambiguous_question_gets_a_clarifying_question_and_the_choice_is_asked_again(chat):
+    page = chat
+    page.click("#tab-components")
+    page.click("#row-equipment-827")
+    page.keyboard.press("Escape")  # no focus: Validade and Data de Início are both on screen
+    page.wait_for_function("() => !window.contextoDemo.agent.getState().focus")
+    turn = ask(page, "Explique isso.")
+    assert turn["response"]["status"] == "clarification"
+    assert turn["text"].startswith("Você quer que eu explique o campo Validade ou o campo Data de Início?")
+    before = len(message_posts(page))
+    page.click(".msg.clarification button:text('Validade')")
+    page.wait_for_function(f"document.querySelectorAll({json.dumps(REPLIES)}).length > 2")
+    page.wait_for_function("document.querySelector('#chat-send').disabled === false")
+    again = message_posts(page)[before]
+    sent = again.post_data_json
+    assert sent["message"] == "Explique isso."
+    assert sent["context"]["delta"]["focus"]["semanticId"] == "workPermit.components.equipment.validity"
+    assert "EQUIPMENT_VALIDITY" in page.locator(REPLIES).last.inner_text()

@@ -586,7 +586,9 @@ export function createAgentContext(options = {}) {
 
   function messageBody(message, context, useDelta) {
     if (useDelta && lastAccepted) {
-      return { message, baseSnapshotId: lastAccepted.id, delta: createMergePatch(lastAccepted.context, context) };
+      // The server takes a delta in place of the context: {baseSnapshotId (a string), delta}.
+      const delta = createMergePatch(lastAccepted.context, context);
+      return { message, context: { baseSnapshotId: String(lastAccepted.id), delta } };
     }
     return { message, context };
   }

@@ -69,6 +69,8 @@ const startInput = $("#field-start");
 function selectComponent(row) {
   for (const other of $$("#components-table tbody tr")) other.setAttribute("aria-selected", String(other === row));
   $("#selected-name").textContent = `${row.dataset.name} ${row.dataset.tag}`;
+  // The detail fields belong to the selected row: Validade's parents become … › Andaime › Detalhes.
+  $("#component-details").setAttribute("data-agent-parent", row.getAttribute("data-agent-id"));
   validityInput.disabled = false;
   startInput.disabled = false;
   validityInput.value = row.dataset.validity;
@@ -146,10 +148,50 @@ const input = $("#chat-input");
 const sendButton = $("#chat-send");
 const errorBox = $("#chat-error");
 
+// A tiny Markdown subset for replies (paragraphs, "- " lists, **bold**, [[PACKAGE]]),
+// built as DOM nodes: reply text never becomes HTML.
+function appendInline(parent, text) {
+  for (const part of text.split(/(\*\*[^*]+\*\*|\[\[[A-Z0-9_:]+\]\])/)) {
+    if (!part) continue;
+    if (part.startsWith("**") && part.endsWith("**")) {
+      const strong = document.createElement("strong");
+      strong.textContent = part.slice(2, -2);
+      parent.appendChild(strong);
+    } else if (part.startsWith("[[")) {
+      const code = document.createElement("code");
+      code.textContent = part.slice(2, -2);
+      parent.appendChild(code);
+    } else {
+      parent.appendChild(document.createTextNode(part));
+    }
+  }
+}
+
+function renderText(parent, text) {
+  for (const block of text.split(/\n\s*\n/)) {
+    const lines = block.split("\n").map((l) => l.trim()).filter(Boolean);
+    if (!lines.length) continue;
+    if (lines.every((l) => /^[-*] /.test(l))) {
+      const list = document.createElement("ul");
+      for (const line of lines) {
+        const li = document.createElement("li");
+        appendInline(li, line.slice(2));
+        list.appendChild(li);
+      }
+      parent.appendChild(list);
+    } else {
+      const paragraph = document.createElement("p");
+      appendInline(paragraph, lines.join(" "));
+      parent.appendChild(paragraph);
+    }
+  }
+}
+
 function addMessage(kind, text, meta) {
   const item = document.createElement("li");
   item.className = `msg ${kind}`;
-  item.textContent = text;
+  if (kind === "user") item.textContent = text;
+  else renderText(item, text);
   if (meta) {
     const small = document.createElement("span");
     small.className = "meta";
@@ -166,28 +208,55 @@ const FIELD_OF_TARGET = {
   "workPermit.components.equipment.startDate": "startDate",
 };
 
-function renderReply(reply) {
+function renderReply(reply, question) {
   const status = reply.status || "answered";
   const kind = status === "handoff" ? "handoff" : status === "clarification" ? "clarification" : "agent";
-  let text = reply.reply || reply.message || "";
-  if (status === "handoff" && reply.handoff) {
-    text = text || "Vou encaminhar você para uma pessoa da equipe.";
-  }
+  let text = reply.reply || "";
+  if (status === "handoff" && !text) text = "Vou encaminhar você para uma pessoa da equipe.";
   const packages = (reply.packages || []).map((p) => p.id).join(", ");
   const meta = [status, packages && `conhecimento: ${packages}`, reply.contextSnapshotId && `snapshot ${reply.contextSnapshotId}`]
     .filter(Boolean)
     .join(" · ");
   const item = addMessage(kind, text, meta);
-  const intent = reply.intent || reply.intentProposal || null;
+  if (reply.recordChange && reply.recordChange.notice) {
+    // The server says the selected record changed: nothing from the old one is reused.
+    const note = document.createElement("span");
+    note.className = "meta record-change";
+    note.textContent = reply.recordChange.notice;
+    item.appendChild(note);
+  }
+  const clarification = reply.clarification;
+  if (clarification && Array.isArray(clarification.options)) {
+    const line = document.createElement("span");
+    line.className = "proposal options";
+    for (const option of clarification.options) {
+      const button = document.createElement("button");
+      button.type = "button";
+      button.textContent = option.label;
+      button.dataset.semanticId = option.semanticId;
+      // Choosing an option focuses that element (so it becomes the context) and asks again.
+      button.addEventListener("click", () => {
+        const target = document.querySelector(`[data-agent-id="${option.semanticId}"]`);
+        const control = target && (target.querySelector("input, select, textarea, button") || target);
+        if (control) control.focus();
+        ask(question);
+      });
+      line.appendChild(button);
+    }
+    item.appendChild(line);
+  }
+  const intent = reply.intent;
   if (intent && intent.intent) {
     const field = FIELD_OF_TARGET[intent.target];
     const line = document.createElement("span");
     line.className = "proposal";
     const unit = intent.unit === "days" ? " dias" : intent.unit ? ` ${intent.unit}` : "";
-    line.append(`Proposta: ${intent.intent} ${intent.target} = ${intent.value}${unit} `);
+    const label = field === "validity" ? "Validade" : field === "startDate" ? "Data de Início" : intent.target;
+    line.append(`Proposta: ${label} = ${intent.value}${unit} `);
     if (field) {
       const button = document.createElement("button");
       button.type = "button";
+      button.className = "apply";
       button.textContent = "Aplicar";
       // The front end executes; Contexto only proposes.
       button.addEventListener("click", () => {
@@ -206,13 +275,9 @@ function showError(text) {
   errorBox.hidden = !text;
 }
 
-form.addEventListener("submit", async (event) => {
-  event.preventDefault();
-  const text = input.value.trim();
-  if (!text) return;
+async function ask(text) {
   showError("");
   addMessage("user", text);
-  input.value = "";
   sendButton.disabled = true;
   try {
     let reply;
@@ -225,7 +290,7 @@ form.addEventListener("submit", async (event) => {
       addMessage("agent", "A conversa anterior foi encerrada; comecei uma nova.");
       reply = await agent.send(text);
     }
-    renderReply(reply);
+    renderReply(reply, text);
   } catch (error) {
     if (error.code === "CONTEXT_SIZE_LIMIT_EXCEEDED") {
       showError(`Contexto grande demais (${error.details.size} bytes; limite ${error.details.limit}). Nada foi enviado.`);
@@ -236,6 +301,21 @@ form.addEventListener("submit", async (event) => {
     sendButton.disabled = false;
     $("#last-request").textContent = lastRequest ? `POST ${lastRequest.url}\n${JSON.stringify(lastRequest.body, null, 2)}` : "Nada enviado.";
   }
+}
+
+form.addEventListener("submit", (event) => {
+  event.preventDefault();
+  const text = input.value.trim();
+  if (!text) return;
+  input.value = "";
+  ask(text);
+});
+
+// Escape clears the semantic focus (nothing in particular is being looked at).
+$("#workspace").addEventListener("keydown", (event) => {
+  if (event.key !== "Escape") return;
+  if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
+  agent.setFocus(null);
 });
 
 input.addEventListener("keydown", (event) => {

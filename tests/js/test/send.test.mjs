@@ -36,7 +36,7 @@ test("the first message creates the session and carries the whole context", asyn
   assert.equal(message.body.context.activeTabId, "general");
   assert.equal(message.body.context.contextVersion, 3);
   assert.equal(message.body.context.capturedAt, "2026-09-05T12:00:00.000Z");
-  assert.equal(message.body.baseSnapshotId, undefined);
+  assert.equal(message.body.context.baseSnapshotId, undefined);
 });
 
 test("csrf mode sends X-CSRFToken with same-origin credentials and no Authorization", async () => {
@@ -59,8 +59,8 @@ test("the next message sends a JSON Merge Patch against the accepted snapshot", 
   a.setActiveTab("components");
   a.setSelection({ entityType: "equipment", entityId: "equipment-828", displayName: "Guindaste" });
   await a.send("E este?");
-  const second = fetch.calls[2].body;
-  assert.equal(second.context, undefined);
+  const second = fetch.calls[2].body.context;
+  assert.deepEqual(Object.keys(second), ["baseSnapshotId", "delta"], "a delta takes the place of the context");
   assert.equal(second.baseSnapshotId, "snap-1");
   assert.deepEqual(second.delta, {
     activeTabId: "components",
@@ -75,7 +75,7 @@ test("the next message sends a JSON Merge Patch against the accepted snapshot", 
   clock += 1000;
   a.setSelection(null);
   await a.send("E agora?");
-  const third = fetch.calls[3].body;
+  const third = fetch.calls[3].body.context;
   assert.equal(third.baseSnapshotId, "snap-2", "deltas are against the last accepted snapshot");
   assert.equal(third.delta.selection, null, "a removed key is null in the patch");
   assert.equal(applyMergePatch(rebuilt, third.delta).selection, undefined);
@@ -86,8 +86,8 @@ test("delta: false always sends the whole context", async () => {
   const a = agent(fetch, { delta: false });
   await a.send("1");
   await a.send("2");
-  assert.ok(fetch.calls[2].body.context);
-  assert.equal(fetch.calls[2].body.delta, undefined);
+  assert.equal(fetch.calls[2].body.context.delta, undefined);
+  assert.equal(fetch.calls[2].body.context.contextVersion, 3);
 });
 
 for (const code of ["STALE_CONTEXT_AGE", "UNKNOWN_BASE_CONTEXT"]) {
@@ -100,8 +100,8 @@ for (const code of ["STALE_CONTEXT_AGE", "UNKNOWN_BASE_CONTEXT"]) {
     const reply = await a.send("2");
     assert.equal(reply.contextSnapshotId, "snap-9");
     const [, , failed, retried] = fetch.calls;
-    assert.equal(failed.body.baseSnapshotId, "snap-1");
-    assert.equal(retried.body.baseSnapshotId, undefined);
+    assert.equal(failed.body.context.baseSnapshotId, "snap-1");
+    assert.equal(retried.body.context.baseSnapshotId, undefined);
     assert.equal(retried.body.context.activeTabId, "components");
     assert.equal(retried.body.message, "2");
     assert.equal(a.lastAcceptedSnapshotId, "snap-9");
@@ -170,7 +170,7 @@ test("messages are sent in order, one at a time", async () => {
   release();
   await Promise.all([p1, p2]);
   assert.deepEqual(fetch.calls.slice(1).map((c) => c.body.message), ["1", "2"]);
-  assert.equal(fetch.calls[2].body.baseSnapshotId, "snap-1");
+  assert.equal(fetch.calls[2].body.context.baseSnapshotId, "snap-1");
 });
 
 test("an existing session id is reused", async () => {
@@ -212,7 +212,7 @@ test("resetSession() makes the next message open a new session with the whole co
   await a.send("2");
   assert.equal(fetch.calls[2].url, "/api/v1/sessions");
   assert.equal(fetch.calls[3].url, "/api/v1/sessions/s-2/messages");
-  assert.ok(fetch.calls[3].body.context);
+  assert.ok(fetch.calls[3].body.context.contextVersion);
 });
 
 test("initialVersion continues the version of a resumed session; sessionBody names the agent", async () => {
@@ -232,5 +232,5 @@ test("a snake_case context_snapshot_id is understood too", async () => {
   await a.send("1");
   a.setActiveTab("components");
   await a.send("2");
-  assert.equal(fetch.calls[2].body.baseSnapshotId, 5);
+  assert.equal(fetch.calls[2].body.context.baseSnapshotId, "5", "snapshot ids travel as strings");
 });
