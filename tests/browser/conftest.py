@@ -14,6 +14,10 @@ from pathlib import Path
 
 import pytest
 from django.conf import settings as django_settings
+from django.contrib.auth import get_user_model
+from django.test import Client
+
+from accounts.services import api_token_create, tenant_get_or_create
 
 CHROMIUM_ARGS = [
     "--headless",
@@ -26,6 +30,7 @@ CHROMIUM_ARGS = [
     "--disable-sync",
 ]
 ARTIFACTS_DIR = Path(django_settings.BASE_DIR) / "var" / "test-artifacts"
+API_PREFIX = "/api/v1/"
 
 
 def chromium_path() -> str | None:
@@ -63,3 +68,31 @@ def browser():
 def artifacts_dir() -> Path:
     ARTIFACTS_DIR.mkdir(parents=True, exist_ok=True)
     return ARTIFACTS_DIR
+
+
+@pytest.fixture
+def demo_user(transactional_db, settings):
+    settings.DEMO_ENABLED = True
+    tenant = tenant_get_or_create(slug="demo", name="Demo")
+    user = get_user_model().objects.create_user(username="visitante", password="x")
+    api_token_create(user=user, tenant=tenant)
+    return user
+
+
+@pytest.fixture
+def demo(browser, live_server, demo_user):
+    """The demo page, logged in, with every request to the API recorded."""
+    client = Client()
+    client.force_login(demo_user)
+    context = browser.new_context(base_url=live_server.url, viewport={"width": 1360, "height": 900}, locale="pt-BR")
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    page = context.new_page()
+    page.api_requests = []
+    page.on("request", lambda r: API_PREFIX in r.url and page.api_requests.append(r))
+    errors = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto("/demo/")
+    page.wait_for_selector("html[data-demo-ready='true']")
+    yield page
+    assert not errors, errors
+    context.close()

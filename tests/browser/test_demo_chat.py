@@ -8,8 +8,6 @@ import json
 
 import pytest
 
-from tests.browser.test_demo_page import demo, demo_user  # noqa: F401  (fixtures)
-
 pytestmark = pytest.mark.slow
 
 REPLIES = ".msg.agent, .msg.clarification, .msg.handoff"
@@ -30,14 +28,13 @@ def work_permit_catalog(transactional_db, settings):
 
 
 @pytest.fixture
-def chat(demo, work_permit_catalog):  # noqa: F811
+def chat(demo, work_permit_catalog):
     return demo
 
 
 def ask(page, text: str) -> dict:
     """Types a question, waits for the reply; returns its text and the request and response bodies."""
     before = page.locator(REPLIES).count()
-    posts = len(message_posts(page))
     page.fill("#chat-input", text)
     page.press("#chat-input", "Enter")
     page.wait_for_function(
@@ -46,7 +43,7 @@ def ask(page, text: str) -> dict:
     )
     error = page.locator("#chat-error")
     assert error.is_hidden(), error.inner_text()
-    request = message_posts(page)[posts]
+    request = message_posts(page)[-1]  # the last one: a retried message posts twice
     response = request.response()
     return {
         "text": page.locator(REPLIES).last.inner_text(),
@@ -189,3 +186,25 @@ def test_an_ambiguous_question_gets_a_clarifying_question_and_the_choice_is_aske
     assert sent["message"] == "Explique isso."
     assert sent["context"]["delta"]["focus"]["semanticId"] == "workPermit.components.equipment.validity"
     assert "EQUIPMENT_VALIDITY" in page.locator(REPLIES).last.inner_text()
+
+
+def test_an_unknown_base_snapshot_is_retried_once_with_the_whole_context(chat):
+    from conversations.context.models import ContextSnapshot
+
+    page = chat
+    page.click("#field-number")
+    first = ask(page, "Explique isso.")
+    assert first["status"] == 201
+    ContextSnapshot.objects.all().delete()  # e.g. pruned by retention: the base is gone
+
+    page.click("#field-status")
+    second = ask(page, "Explique isso.")
+    posts = message_posts(page)
+    assert len(posts) == 3, "the delta, then one retry"
+    rejected, retried = posts[1], posts[2]
+    assert set(rejected.post_data_json["context"]) == {"baseSnapshotId", "delta"}
+    assert rejected.response().status == 409
+    assert rejected.response().json()["error"]["code"] == "UNKNOWN_BASE_CONTEXT"
+    whole = retried.post_data_json["context"]
+    assert "baseSnapshotId" not in whole and whole["focus"]["semanticId"] == "workPermit.status"
+    assert second["status"] == 201 and second["request"] == retried.post_data_json
