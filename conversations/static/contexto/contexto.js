@@ -4,8 +4,9 @@
  * An ES module with no build step and no dependencies. It keeps a small,
  * semantic model of what the user is looking at (route, page, tabs, focus,
  * selection, viewport) in a local store and sends it to the Contexto API only
- * when the user talks to the agent, either whole or as a JSON Merge Patch
- * (RFC 7396) against the last snapshot the server accepted.
+ * when the user talks to the agent, either whole (`context`) or as a JSON
+ * Merge Patch (RFC 7396) against the last snapshot the server accepted
+ * (`context: {baseSnapshotId, delta}`).
  *
  * No DOM, HTML, screenshots or mouse coordinates ever leave the page: DOM
  * capture only reads the declarative `data-agent-*` attributes.
