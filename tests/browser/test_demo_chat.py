@@ -208,3 +208,31 @@ def test_an_unknown_base_snapshot_is_retried_once_with_the_whole_context(chat):
     whole = retried.post_data_json["context"]
     assert "baseSnapshotId" not in whole and whole["focus"]["semanticId"] == "workPermit.status"
     assert second["status"] == 201 and second["request"] == retried.post_data_json
+
+
+def test_a_browser_clock_ten_minutes_behind_still_gets_answers(browser, live_server, demo_user, work_permit_catalog):
+    import datetime as dt
+
+    from django.test import Client
+
+    client = Client()
+    client.force_login(demo_user)
+    context = browser.new_context(base_url=live_server.url)
+    context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
+    page = context.new_page()
+    page.clock.install(time=dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=10))
+    posts = []
+    page.on("request", lambda r: r.method == "POST" and r.url.endswith("/messages") and posts.append(r))
+    page.goto("/demo/")
+    page.wait_for_selector("html[data-demo-ready='true']")
+    behind = dt.datetime.now(dt.timezone.utc).timestamp() - page.evaluate("Date.now()") / 1000
+    assert 540 < behind < 660, behind
+    page.click("#field-number")
+    page.fill("#chat-input", "Explique isso.")
+    page.press("#chat-input", "Enter")
+    page.wait_for_selector(".msg.agent >> nth=1")
+    assert page.locator("#chat-error").is_hidden(), page.inner_text("#chat-error")
+    captured = dt.datetime.fromisoformat(posts[-1].post_data_json["context"]["capturedAt"])
+    assert abs((captured - dt.datetime.now(dt.timezone.utc)).total_seconds()) < 60, "capture time taken from the server"
+    assert posts[-1].response().status == 201
+    context.close()

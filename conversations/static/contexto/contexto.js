@@ -36,8 +36,20 @@ export const VISIBILITY = Object.freeze({
   DISABLED: "disabled",
 });
 
-/** Error codes after which send() re-snapshots and retries once with the whole context. */
-export const RETRY_WITH_FULL_CONTEXT_CODES = Object.freeze(["STALE_CONTEXT_AGE", "UNKNOWN_BASE_CONTEXT"]);
+/**
+ * Error codes after which send() re-snapshots and retries once with the whole
+ * context. The clock ones are retried with the capture time corrected by the
+ * server's Date header (a client clock off by minutes must not break the chat).
+ */
+export const RETRY_WITH_FULL_CONTEXT_CODES = Object.freeze([
+  "STALE_CONTEXT_AGE",
+  "UNKNOWN_BASE_CONTEXT",
+  "CONTEXT_TIMESTAMP_IN_FUTURE",
+]);
+
+// Below this, a difference with the server's Date header (1 s resolution plus
+// latency) is noise, not skew.
+const CLOCK_SKEW_TOLERANCE_MS = 5000;
 
 /** Element types of PRD §10; anything else is sent as "component". */
 export const ELEMENT_TYPES = Object.freeze(["page", "section", "tab", "component", "field", "button", "table", "row", "cell", "menu"]);
@@ -368,6 +380,7 @@ export function createAgentContext(options = {}) {
   let sessionId = options.sessionId || null;
   let lastAccepted = null; // { id, context } of the last snapshot the server accepted
   let pending = Promise.resolve();
+  let clockOffsetMs = 0; // server time − local time, learnt from Date headers when skewed
 
   function commit(patch) {
     const next = { ...state, ...patch };
@@ -491,7 +504,7 @@ export function createAgentContext(options = {}) {
         elements: state.elements,
       }) || {};
       context.user = minimize(state.user) || {};
-      context.capturedAt = new Date(now()).toISOString();
+      context.capturedAt = new Date(now() + clockOffsetMs).toISOString();
       context.contextVersion = state.contextVersion;
       let size = jsonByteSize(context);
       while (size > ELEMENTS_SOFT_BUDGET_BYTES && context.elements && context.elements.length) {
@@ -556,6 +569,7 @@ export function createAgentContext(options = {}) {
       credentials: options.token ? "omit" : "same-origin",
       body: JSON.stringify(body),
     });
+    learnClock(response);
     let data = null;
     const text = await response.text();
     if (text) {
@@ -574,6 +588,14 @@ export function createAgentContext(options = {}) {
       );
     }
     return data;
+  }
+
+  function learnClock(response) {
+    const header = response.headers && typeof response.headers.get === "function" ? response.headers.get("Date") : null;
+    const server = header ? Date.parse(header) : NaN;
+    if (Number.isNaN(server)) return;
+    const offset = server - now();
+    clockOffsetMs = Math.abs(offset) > CLOCK_SKEW_TOLERANCE_MS ? offset : 0;
   }
 
   async function ensureSession(sendOptions) {
@@ -597,7 +619,9 @@ export function createAgentContext(options = {}) {
   async function doSend(message, sendOptions) {
     // Snapshot first: an oversized context is refused before any request.
     let context = api.snapshot();
+    const offsetBefore = clockOffsetMs;
     const id = await ensureSession(sendOptions);
+    if (clockOffsetMs !== offsetBefore) context = api.snapshot(); // the session answer fixed our clock
     const path = `${SESSION_PATH}/${encodeURIComponent(id)}/messages`;
     const useDelta = sendOptions.delta !== false && options.delta !== false;
     let reply;

@@ -11,9 +11,11 @@ export function fakeFetch(script = []) {
     if (!next) throw new Error(`unexpected request to ${url}`);
     const status = next.status ?? 200;
     const text = next.body === undefined ? "" : JSON.stringify(next.body);
+    const headers = new Map(Object.entries(next.headers || {}).map(([k, v]) => [k.toLowerCase(), v]));
     return {
       ok: status >= 200 && status < 300,
       status,
+      headers: { get: (name) => headers.get(name.toLowerCase()) ?? null },
       async text() {
         return text;
       },

@@ -234,3 +234,38 @@ test("a snake_case context_snapshot_id is understood too", async () => {
   await a.send("2");
   assert.equal(fetch.calls[2].body.context.baseSnapshotId, "5", "snapshot ids travel as strings");
 });
+
+test("a skewed client clock is corrected from the server's Date header and the message retried", async () => {
+  const serverNow = clock + 600_000; // the client is 10 minutes behind
+  const dateHeader = { Date: new Date(serverNow).toUTCString() };
+  const fetch = fakeFetch([
+    { status: 201, body: { id: "s-1" } }, // no Date header: nothing learnt yet
+    { ...apiError(409, "STALE_CONTEXT_AGE", "too old"), headers: dateHeader },
+    { ...answer("snap-1"), headers: dateHeader },
+  ]);
+  const a = agent(fetch);
+  const reply = await a.send("Explique isso.");
+  assert.equal(reply.contextSnapshotId, "snap-1");
+  assert.equal(fetch.calls[1].body.context.capturedAt, new Date(clock).toISOString());
+  assert.equal(fetch.calls[2].body.context.capturedAt, new Date(serverNow).toISOString(), "retried with the server's time");
+  assert.equal(a.snapshot().capturedAt, new Date(serverNow).toISOString(), "and kept for the next ones");
+});
+
+test("the session answer's Date header fixes the clock before the first message", async () => {
+  const serverNow = clock - 60_000; // the client is a minute ahead
+  const fetch = fakeFetch([
+    { status: 201, body: { id: "s-1" }, headers: { Date: new Date(serverNow).toUTCString() } },
+    { ...answer("snap-1"), headers: { Date: new Date(serverNow).toUTCString() } },
+  ]);
+  const a = agent(fetch);
+  await a.send("1");
+  assert.equal(fetch.calls.length, 2);
+  assert.equal(fetch.calls[1].body.context.capturedAt, new Date(serverNow).toISOString());
+});
+
+test("a few seconds of difference with the server are ignored", async () => {
+  const fetch = fakeFetch([{ status: 201, body: { id: "s-1" }, headers: { Date: new Date(clock + 2000).toUTCString() } }, answer("snap-1")]);
+  const a = agent(fetch);
+  await a.send("1");
+  assert.equal(fetch.calls[1].body.context.capturedAt, new Date(clock).toISOString());
+});
