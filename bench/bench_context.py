@@ -59,7 +59,12 @@ def typical_context() -> dict:
             "params": {"id": "4821", "tab": "components"},
             "breadcrumbs": [{"label": "Permissões de Trabalho", "route": "/work-permits"}],
         },
-        "page": {"id": "workPermit.details", "type": "details", "title": "Permissão de Trabalho", "semanticId": "workPermit"},
+        "page": {
+            "id": "workPermit.details",
+            "type": "details",
+            "title": "Permissão de Trabalho",
+            "semanticId": "workPermit",
+        },
         "tabs": [
             {"id": "general", "title": "Geral", "index": 0, "active": False},
             {"id": "components", "title": "Componentes", "index": 1, "active": True},
@@ -105,7 +110,14 @@ def main() -> None:
 
     context = typical_context()
     size = len(canonical_json(context))
-    stages: dict[str, list[float]] = {"validate": [], "redact": [], "resolve": [], "prompt": [], "validate+resolve": [], "all four": []}
+    stages: dict[str, list[float]] = {
+        "validate": [],
+        "redact": [],
+        "resolve": [],
+        "prompt": [],
+        "validate+resolve": [],
+        "all four": [],
+    }
 
     for i in range(args.iterations + 200):
         message = MESSAGES[i % len(MESSAGES)]

@@ -46,8 +46,17 @@ def agent_llm_settings(agent) -> LLMSettings:
 
 
 def provider_for(agent) -> LLMProvider:
+    """The provider an agent talks to (its admin overrides applied)."""
+    return provider_for_settings(agent_llm_settings(agent))
+
+
+def default_provider() -> LLMProvider:
+    """The provider of the global ``LLM_*`` settings, for callers without an agent (e.g. explanations)."""
+    return provider_for_settings(llm_settings())
+
+
+def provider_for_settings(config: LLMSettings) -> LLMProvider:
     """One provider instance per effective configuration (a replay script keeps its cursor)."""
-    config = agent_llm_settings(agent)
     with _providers_lock:
         provider = _providers.get(config)
         if provider is None:

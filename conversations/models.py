@@ -32,7 +32,9 @@ class Agent(models.Model):
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
-    system_prompt = models.TextField(help_text="The agent's own instructions; the reply contract is added by the system.")
+    system_prompt = models.TextField(
+        help_text="The agent's own instructions; the reply contract is added by the system."
+    )
     provider = models.CharField(
         max_length=16,
         blank=True,
@@ -134,7 +136,12 @@ class Message(models.Model):
     text = models.TextField()
     status = models.CharField(max_length=16, choices=MessageStatus.choices)
     reply_to = models.OneToOneField(
-        "self", null=True, blank=True, on_delete=models.CASCADE, related_name="reply", help_text="The inbound message answered."
+        "self",
+        null=True,
+        blank=True,
+        on_delete=models.CASCADE,
+        related_name="reply",
+        help_text="The inbound message answered.",
     )
     # Filled by the UI-context issue: the stored AgentContext snapshot the turn ran with.
     context_snapshot_id = models.BigIntegerField(null=True, blank=True)

@@ -24,6 +24,22 @@ received, ask for it with s=99 (at most {budget} per user message). If nothing i
 catalog covers the question, hand off with s=90; never make up prices, deadlines or facts."""
 
 
+REQUEST_OPTIONS = ("temperature", "top_p", "max_tokens", "seed")  # agent settings sent with each call
+
+
+@dataclass(frozen=True)
+class KnowledgeSet:
+    """What the router chose for one message.
+
+    ``full_ids``: packages whose bodies are delivered; ``listed_ids``: offered by
+    ID, title and one line (the agent fetches them with s=99); procedures among
+    them are offered by name (``::ID``).
+    """
+
+    full_ids: tuple[str, ...] = ()
+    listed_ids: tuple[str, ...] = ()
+
+
 @dataclass(frozen=True)
 class DeliveredPackage:
     package_id: str
@@ -45,7 +61,7 @@ def build_call(
     *,
     agent,
     catalog,
-    knowledge_ids: list[str],
+    knowledge_set: KnowledgeSet,
     collected_ids: list[str],
     history: list[tuple[str, str]],
     user_text: str,
@@ -54,7 +70,7 @@ def build_call(
 ) -> PreparedCall:
     """Assemble the LLM request; packages no longer in the active catalog are skipped."""
 
-    knowledge = [e for e in (catalog.get(pid) for pid in knowledge_ids) if e is not None]
+    knowledge = [e for e in (catalog.get(pid) for pid in knowledge_set.full_ids) if e is not None]
     seen = {e.package_id for e in knowledge}
     collected = []
     for pid in collected_ids:
@@ -69,6 +85,12 @@ def build_call(
         parts.append("## Knowledge for this message\n" + "\n\n".join(_section(e) for e in knowledge))
     if collected:
         parts.append("## Packages you loaded\n" + "\n\n".join(_section(e) for e in collected))
+    listed = [
+        e for e in (catalog.get(pid) for pid in knowledge_set.listed_ids) if e is not None and e.package_id not in seen
+    ]
+    if listed:
+        lines = [f"- {'::' if e.is_procedure else ''}{e.package_id} — {e.title}: {e.summary}" for e in listed]
+        parts.append("## Also relevant (not loaded; ask with s=99 if needed)\n" + "\n".join(lines))
     if ui_context:
         # Minimized by the context engine: names and ids, never record fields or masked data.
         parts.append("## Where the user is\n" + ui_context)
@@ -87,6 +109,6 @@ def build_call(
             CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))
             for e in catalog.entries
         ),
-        options={k: v for k, v in (agent.settings or {}).items() if k in ("temperature", "top_p", "max_tokens", "seed")},
+        options={k: v for k, v in (agent.settings or {}).items() if k in REQUEST_OPTIONS},
     )
     return PreparedCall(request, tuple(DeliveredPackage(e.package_id, e.revision) for e in delivered_entries))

@@ -221,6 +221,8 @@ CONTEXT_AUTHORIZER = env(
 LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
 # Hard stop for any reply loop the enrichment budget does not catch (seed: 10 iterations per turn).
 MAX_AGENT_CALLS_PER_TURN = env.int("MAX_AGENT_CALLS_PER_TURN", default=10)
+# False: agents get the catalog alone and fetch every body with s=99 (the seed's original design).
+AGENT_KNOWLEDGE_ROUTER = env.bool("AGENT_KNOWLEDGE_ROUTER", default=True)
 
 # --- I18N, static ---------------------------------------------------------------
 

@@ -72,9 +72,7 @@ def accessible_entity_authorizer(*, tenant, user, entities: list[EntityRef]) -> 
     condition = Q()
     for ref in entities:
         condition |= Q(entity_type=ref.entity_type, entity_id=ref.entity_id)
-    allowed = set(
-        AccessibleEntity.objects.filter(condition, tenant=tenant).values_list("entity_type", "entity_id")
-    )
+    allowed = set(AccessibleEntity.objects.filter(condition, tenant=tenant).values_list("entity_type", "entity_id"))
     return [ref for ref in entities if (ref.entity_type, ref.entity_id) not in allowed]
 
 

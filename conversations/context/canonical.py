@@ -13,9 +13,7 @@ def canonical_json(value: Any) -> bytes:
     Its length equals ``new TextEncoder().encode(JSON.stringify(ctx)).length`` in
     the browser for the same data, so client and server agree on the 5 KB limit.
     """
-    return json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    ).encode("utf-8")
+    return json.dumps(value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode("utf-8")
 
 
 def sha256_hex(data: bytes) -> str:

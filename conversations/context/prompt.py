@@ -70,7 +70,10 @@ def build_prompt_context(
         lines.append(f"- Target: the selected record (confidence: {target.confidence})")
 
     if resolution.record_change is not None:
-        lines.append(f"- Note: {resolution.record_change.notice} Earlier answers in this conversation may refer to the previous record.")
+        lines.append(
+            f"- Note: {resolution.record_change.notice} "
+            "Earlier answers in this conversation may refer to the previous record."
+        )
     if resolution.rewritten_message:
         lines.append(f"- Request with references resolved: {resolution.rewritten_message}")
     return "\n".join(lines)

@@ -241,7 +241,10 @@ def _inline_refs(node: Any, defs: dict[str, Any]) -> Any:
 # ~25x faster than the interpreter above, which only runs to *explain* a rejection.
 # If the two ever disagree on a context, the reference validator's verdict wins.
 _FAST_IS_VALID = fastjsonschema.compile(
-    {"$schema": "http://json-schema.org/draft-07/schema#", **_inline_refs(AGENT_CONTEXT_SCHEMA, AGENT_CONTEXT_SCHEMA["$defs"])}
+    {
+        "$schema": "http://json-schema.org/draft-07/schema#",
+        **_inline_refs(AGENT_CONTEXT_SCHEMA, AGENT_CONTEXT_SCHEMA["$defs"]),
+    }
 )
 
 MAX_REPORTED_ERRORS = 10

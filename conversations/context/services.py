@@ -71,7 +71,9 @@ def _base_snapshot_id(raw: Any) -> int:
     raise ContextValidationError([{"field": "baseSnapshotId", "message": "must be a snapshot id"}])
 
 
-def context_prepare(*, tenant, user, session, payload: dict[str, Any], now: dt.datetime | None = None) -> PreparedContext:
+def context_prepare(
+    *, tenant, user, session, payload: dict[str, Any], now: dt.datetime | None = None
+) -> PreparedContext:
     """Validate (whole or delta), authorize and redact; no database writes."""
     now = now or timezone.now()
     max_bytes = settings.CONTEXT_MAX_BYTES
@@ -119,7 +121,9 @@ def context_snapshot_create(*, session, prepared: PreparedContext) -> ContextSna
         context=prepared.redacted,
         redacted_count=min(len(prepared.redacted_paths), 32767),
     )
-    snapshot.full_clean()
+    # The related rows were just read (the session is locked, the base was looked up in
+    # it): re-checking each foreign key would cost three queries on every turn.
+    snapshot.full_clean(exclude=["tenant", "user", "session", "base"])
     snapshot.save()
     prepared.snapshot_id = snapshot.pk
     prepared.previous_snapshot_id = last.pk if last else None
@@ -177,7 +181,9 @@ def context_resolve(*, prepared: PreparedContext, text: str) -> ContextTurn:
             if package_id not in linked:
                 linked.append(package_id)
     prompt = build_prompt_context(prepared.redacted, resolution, registry=registry)
-    return ContextTurn(resolution=resolution, prompt_context=prompt, semantic_context=sem, linked_packages=tuple(linked))
+    return ContextTurn(
+        resolution=resolution, prompt_context=prompt, semantic_context=sem, linked_packages=tuple(linked)
+    )
 
 
 # --- accessible entities ----------------------------------------------------------------

@@ -115,14 +115,20 @@ def is_delta_payload(payload: Any) -> bool:
     return isinstance(payload, dict) and "baseSnapshotId" in payload
 
 
-def check_delta_payload(payload: dict[str, Any], *, max_bytes: int = MAX_CONTEXT_BYTES) -> tuple[str, dict[str, Any]]:
+def check_delta_payload(
+    payload: dict[str, Any], *, max_bytes: int = MAX_CONTEXT_BYTES
+) -> tuple[int | str, dict[str, Any]]:
     """``{baseSnapshotId, delta}`` well-formed: returns (base id, delta)."""
     extra = sorted(set(payload) - DELTA_KEYS)
     if extra:
-        raise ContextValidationError([{"field": extra[0], "message": "unknown field (a delta carries only baseSnapshotId and delta)"}])
+        raise ContextValidationError(
+            [{"field": extra[0], "message": "unknown field (a delta carries only baseSnapshotId and delta)"}]
+        )
     base_id = payload.get("baseSnapshotId")
-    if not isinstance(base_id, str) or not base_id or len(base_id) > 64:
-        raise ContextValidationError([{"field": "baseSnapshotId", "message": "must be a snapshot id string"}])
+    valid_int = isinstance(base_id, int) and not isinstance(base_id, bool) and base_id > 0
+    valid_str = isinstance(base_id, str) and 0 < len(base_id) <= 64
+    if not (valid_int or valid_str):
+        raise ContextValidationError([{"field": "baseSnapshotId", "message": "must be a snapshot id"}])
     delta = payload.get("delta")
     if not isinstance(delta, dict):
         raise ContextValidationError([{"field": "delta", "message": "must be a JSON Merge Patch object"}])

@@ -16,6 +16,7 @@ PAGE = "page"
 TAB = "tab"
 VIEWPORT_TOP = "viewport_top"
 VIEWPORT_BOTTOM = "viewport_bottom"
+OTHER = "other"  # "o outro": the visible element that is not the focus
 
 # Grammatical case the phrase carried, so a replacement keeps the sentence right:
 # "disso" → "do campo X", "nisso" → "no campo X", "de esto" → "del campo X".
@@ -43,8 +44,19 @@ for table in (
     _entries(
         FOCUS,
         "pt",
-        plain=("isso", "isto", "esse campo", "este campo", "essa coluna", "esse item",
-               "esse valor", "este valor", "essa opcao", "esse botao", "essa tabela"),
+        plain=(
+            "isso",
+            "isto",
+            "esse campo",
+            "este campo",
+            "essa coluna",
+            "esse item",
+            "esse valor",
+            "este valor",
+            "essa opcao",
+            "esse botao",
+            "essa tabela",
+        ),
         of=("disso", "disto", "desse campo", "deste campo", "desse item", "desse valor", "deste valor"),
         in_=("nisso", "nisto", "nesse campo", "neste campo", "nesse item"),
     ),
@@ -65,18 +77,36 @@ for table in (
     _entries(TAB, "pt", plain=("esta aba", "essa aba"), of=("desta aba", "dessa aba"), in_=("nesta aba", "nessa aba")),
     _entries(VIEWPORT_TOP, "pt", plain=("acima", "aqui em cima", "la em cima", "em cima", "o de cima")),
     _entries(VIEWPORT_BOTTOM, "pt", plain=("abaixo", "embaixo", "aqui embaixo", "la embaixo", "o de baixo")),
+    _entries(
+        OTHER,
+        "pt",
+        plain=("o outro", "a outra", "o outro campo"),
+        of=("do outro", "da outra", "do outro campo"),
+        in_=("no outro", "na outra", "no outro campo"),
+    ),
     # English
     _entries(
         FOCUS,
         "en",
-        plain=("this", "that", "this field", "that field", "this value", "this one", "this item",
-               "this button", "this table", "this column"),
+        plain=(
+            "this",
+            "that",
+            "this field",
+            "that field",
+            "this value",
+            "this one",
+            "this item",
+            "this button",
+            "this table",
+            "this column",
+        ),
     ),
     _entries(SELECTION, "en", plain=("this record", "that record", "this row", "this entry", "the selected record")),
     _entries(PAGE, "en", plain=("this page", "this screen"), in_=("here", "on this page", "on this screen")),
     _entries(TAB, "en", plain=("this tab",), in_=("on this tab", "in this tab")),
     _entries(VIEWPORT_TOP, "en", plain=("above", "up there", "at the top")),
     _entries(VIEWPORT_BOTTOM, "en", plain=("below", "down here", "at the bottom")),
+    _entries(OTHER, "en", plain=("the other one", "the other", "the other field")),
     # Spanish ("este registro", "este campo", "aqui" are shared with pt: listed once above)
     _entries(
         FOCUS,
@@ -102,6 +132,7 @@ for table in (
     _entries(TAB, "es", plain=("esta pestana", "esa pestana"), in_=("en esta pestana",)),
     _entries(VIEWPORT_TOP, "es", plain=("arriba", "aqui arriba", "de arriba")),
     _entries(VIEWPORT_BOTTOM, "es", plain=("abajo", "aqui abajo", "de abajo")),
+    _entries(OTHER, "es", plain=("el otro", "la otra", "el otro campo"), of=("del otro", "de la otra")),
 ):
     for phrase, entry in table.items():
         # Shared phrases ("este registro" is pt and es) keep the first language seen
@@ -133,19 +164,29 @@ LANGUAGE_WORDS: dict[str, frozenset[str]] = {
 }
 # Distinctive words count double (the rest are shared with a neighbour language).
 DISTINCTIVE_WORDS: dict[str, frozenset[str]] = {
-    "pt": frozenset("voce explique isso isto nao sao o os do da dos das no na um aba altere mude qual quais posso fazer".split()),
+    "pt": frozenset(
+        "voce explique isso isto nao sao o os do da dos das no na um aba altere mude qual quais posso fazer".split()
+    ),
     "en": frozenset("the what why how this that explain change field tab record page does mean please".split()),
-    "es": frozenset("el del al esto eso ese explica explicame cambia cambie pestana pantalla cual puedo hacer hay".split()),
+    "es": frozenset(
+        "el del al esto eso ese explica explicame cambia cambie pestana pantalla cual puedo hacer hay".split()
+    ),
 }
 
 UPDATE_VERBS: dict[str, str] = {
     verb: lang
     for lang, verbs in (
-        ("pt", "altere alterar altera mude mudar muda troque trocar troca defina definir coloque colocar "
-               "atualize atualizar ajuste ajustar"),
+        (
+            "pt",
+            "altere alterar altera mude mudar muda troque trocar troca defina definir coloque colocar "
+            "atualize atualizar ajuste ajustar",
+        ),
         ("en", "change set update make"),
-        ("es", "cambia cambie cambiar modifica modifique modificar actualiza actualice actualizar "
-               "pon ponga poner establece establezca"),
+        (
+            "es",
+            "cambia cambie cambiar modifica modifique modificar actualiza actualice actualizar "
+            "pon ponga poner establece establezca",
+        ),
     )
     for verb in verbs.split()
 }
@@ -170,9 +211,22 @@ for unit, words in (
 
 # Phrases saying the question is about the focused field's current value.
 VALUE_PHRASES = (
-    "valor", "preenchid", "esta correto", "esta certo", "esta errado", "quanto",
-    "value", "filled", "correct", "how much", "how many", "is it right", "wrong",
-    "cuanto", "es correcto", "esta bien",
+    "valor",
+    "preenchid",
+    "esta correto",
+    "esta certo",
+    "esta errado",
+    "quanto",
+    "value",
+    "filled",
+    "correct",
+    "how much",
+    "how many",
+    "is it right",
+    "wrong",
+    "cuanto",
+    "es correcto",
+    "esta bien",
 )
 # Interrogatives that, followed by the target's name, ask for its value ("Qual é a validade?").
 VALUE_INTERROGATIVES = ("qual e", "qual o", "qual a", "quais sao", "what is", "what's", "cual es", "cuales son")
@@ -180,32 +234,66 @@ VALUE_INTERROGATIVES = ("qual e", "qual o", "qual a", "quais sao", "what is", "w
 # Nouns per element type: (article, noun) — pt and es with gender.
 NOUNS: dict[str, dict[str, tuple[str, str]]] = {
     "pt": {
-        "field": ("o", "campo"), "tab": ("a", "aba"), "table": ("a", "tabela"),
-        "button": ("o", "botão"), "section": ("a", "seção"), "component": ("o", "componente"),
-        "row": ("a", "linha"), "cell": ("a", "célula"), "menu": ("o", "menu"),
-        "page": ("a", "página"), "record": ("o", "registro"), None: ("o", "item"),
+        "field": ("o", "campo"),
+        "tab": ("a", "aba"),
+        "table": ("a", "tabela"),
+        "button": ("o", "botão"),
+        "section": ("a", "seção"),
+        "component": ("o", "componente"),
+        "row": ("a", "linha"),
+        "cell": ("a", "célula"),
+        "menu": ("o", "menu"),
+        "page": ("a", "página"),
+        "record": ("o", "registro"),
+        None: ("o", "item"),
     },
     "es": {
-        "field": ("el", "campo"), "tab": ("la", "pestaña"), "table": ("la", "tabla"),
-        "button": ("el", "botón"), "section": ("la", "sección"), "component": ("el", "componente"),
-        "row": ("la", "fila"), "cell": ("la", "celda"), "menu": ("el", "menú"),
-        "page": ("la", "página"), "record": ("el", "registro"), None: ("el", "elemento"),
+        "field": ("el", "campo"),
+        "tab": ("la", "pestaña"),
+        "table": ("la", "tabla"),
+        "button": ("el", "botón"),
+        "section": ("la", "sección"),
+        "component": ("el", "componente"),
+        "row": ("la", "fila"),
+        "cell": ("la", "celda"),
+        "menu": ("el", "menú"),
+        "page": ("la", "página"),
+        "record": ("el", "registro"),
+        None: ("el", "elemento"),
     },
     "en": {
-        "field": ("the", "field"), "tab": ("the", "tab"), "table": ("the", "table"),
-        "button": ("the", "button"), "section": ("the", "section"), "component": ("the", "component"),
-        "row": ("the", "row"), "cell": ("the", "cell"), "menu": ("the", "menu"),
-        "page": ("the", "page"), "record": ("the", "record"), None: ("the", "item"),
+        "field": ("the", "field"),
+        "tab": ("the", "tab"),
+        "table": ("the", "table"),
+        "button": ("the", "button"),
+        "section": ("the", "section"),
+        "component": ("the", "component"),
+        "row": ("the", "row"),
+        "cell": ("the", "cell"),
+        "menu": ("the", "menu"),
+        "page": ("the", "page"),
+        "record": ("the", "record"),
+        None: ("the", "item"),
     },
 }
 
 # Article contractions: (language, preposition case, article) → form.
 CONTRACTIONS = {
-    ("pt", OF, "o"): "do", ("pt", OF, "a"): "da", ("pt", IN, "o"): "no", ("pt", IN, "a"): "na",
-    ("pt", "to", "o"): "ao", ("pt", "to", "a"): "à",
-    ("es", OF, "el"): "del", ("es", OF, "la"): "de la", ("es", IN, "el"): "en el", ("es", IN, "la"): "en la",
-    ("es", "to", "el"): "al", ("es", "to", "la"): "a la",
-    ("en", OF, "the"): "of the", ("en", IN, "the"): "in the", ("en", "to", "the"): "the",
+    ("pt", OF, "o"): "do",
+    ("pt", OF, "a"): "da",
+    ("pt", IN, "o"): "no",
+    ("pt", IN, "a"): "na",
+    ("pt", "to", "o"): "ao",
+    ("pt", "to", "a"): "à",
+    ("es", OF, "el"): "del",
+    ("es", OF, "la"): "de la",
+    ("es", IN, "el"): "en el",
+    ("es", IN, "la"): "en la",
+    ("es", "to", "el"): "al",
+    ("es", "to", "la"): "a la",
+    ("en", OF, "the"): "of the",
+    ("en", IN, "the"): "in the",
+    ("en", "to", "the"): "the",
 }
 
 CLARIFY_TEMPLATES = {
@@ -232,3 +320,13 @@ RECORD_CLEARED = {
     "en": "Record {old} is no longer selected; this answer does not consider it.",
     "es": "El registro {old} ya no está seleccionado; esta respuesta no lo considera.",
 }
+
+# Deictics that are also determiners: "este" alone is the record, "este
+# equipamento" keeps its noun. Followed by one of PRONOUN_FOLLOWERS (a verb) or
+# by punctuation they are pronouns and are replaced in the rewrite.
+DETERMINERS = frozenset({"este", "deste", "neste", "this"})
+PRONOUN_FOLLOWERS = frozenset(
+    "e eh esta foi era tem pode significa serve quer vale "  # pt (folded: é → e, está → esta)
+    "is was means mean does do stands refers has can "  # en
+    "es fue significa sirve tiene puede quiere".split()  # es
+)

@@ -26,7 +26,9 @@ class LLMSettings:
     max_retries: int = DEFAULT_MAX_RETRIES
     replay_fixture: str = ""
 
-    def with_overrides(self, *, provider: str = "", model: str = "", options: Mapping[str, Any] | None = None) -> "LLMSettings":
+    def with_overrides(
+        self, *, provider: str = "", model: str = "", options: Mapping[str, Any] | None = None
+    ) -> "LLMSettings":
         """Per-agent overrides (admin): provider, model and a few connection knobs."""
         options = dict(options or {})
         changes: dict[str, Any] = {}

@@ -28,16 +28,16 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
-from conversations.exceptions import (
-    IdempotencyKeyReusedError,
-    IdempotentRequestInProgressError,
-    SessionNotOpenError,
-)
 from conversations.context.services import (
     PreparedContext,
     context_prepare,
     context_resolve,
     context_snapshot_create,
+)
+from conversations.exceptions import (
+    IdempotencyKeyReusedError,
+    IdempotentRequestInProgressError,
+    SessionNotOpenError,
 )
 from conversations.llm import LLMConfigError, ProviderUnavailable
 from conversations.llm_settings import provider_for
@@ -51,7 +51,7 @@ from conversations.models import (
     Session,
     SessionStatus,
 )
-from conversations.prompts import build_call
+from conversations.prompts import KnowledgeSet, build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
@@ -191,17 +191,22 @@ def _references_resolve(*, session: Session, inbound: Message, context: Prepared
 # --- 5. knowledge set ----------------------------------------------------------------------
 
 
-def knowledge_set_for_turn(*, session: Session, text: str, turn_context: TurnContext, catalog: Catalog) -> list[str]:
-    """IDs of the packages whose bodies the router delivers for this message.
+def knowledge_set_for_turn(
+    *, session: Session, text: str, turn_context: TurnContext, catalog: Catalog
+) -> KnowledgeSet:
+    """The packages the router delivers for this message (bodies) or offers (listed).
 
     The knowledge router plugs in here (with ``turn_context.routing_hints``: the
     rewritten message and the semantic context for its boost). Until then the
     packages the semantic registry links to the user's focus (then its parents,
     then the page) are delivered; otherwise the catalog alone, and the agent
-    fetches what it needs with s=99.
+    fetches what it needs with s=99. ``AGENT_KNOWLEDGE_ROUTER = False``: the
+    catalog alone.
     """
+    if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
+        return KnowledgeSet()
     linked = turn_context.routing_hints.get("linked_packages") or []
-    return [pid for pid in linked if catalog.get(pid) is not None][:MAX_LINKED_PACKAGES]
+    return KnowledgeSet(full_ids=tuple(pid for pid in linked if catalog.get(pid) is not None)[:MAX_LINKED_PACKAGES])
 
 
 # --- 3. and 7. the session row, always locked ---------------------------------------------------
@@ -237,6 +242,8 @@ def _turn_open(*, session: Session, text: str, context: dict | None, key: str | 
         # The seed: the enrichment counter restarts with every inbound message.
         locked.context_enrichment_count = 0
         locked.save(update_fields=["context_enrichment_count", "updated_at"])
+        session.collected_packages = list(locked.collected_packages or [])  # as of this turn's start
+        session.context_enrichment_count = 0
     return inbound, None
 
 
@@ -312,8 +319,9 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     cap = max_calls()
     history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
     catalog = get_active_catalog()
-    knowledge_ids = knowledge_set_for_turn(
-        session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
+    # The router searches the message with its references made explicit (labels, record, tab).
+    knowledge_set = knowledge_set_for_turn(
+        session=session, text=turn_context.user_text or inbound.text, turn_context=turn_context, catalog=catalog
     )
     collected = list(session.collected_packages or [])
     state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
@@ -337,13 +345,14 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     while True:
         if state.llm_calls >= cap:
             return handoff(HandoffReason.ITERATION_CAP, f"{cap} provider calls in one turn without an answer.")
-        # Read fresh on every call: an admin edit or deactivation shows on the next call.
-        catalog = get_active_catalog()
+        if state.llm_calls:
+            # Read fresh on every call: an admin edit or deactivation shows on the next call.
+            catalog = get_active_catalog()
         state.catalog_version = catalog.version
         prepared = build_call(
             agent=agent,
             catalog=catalog,
-            knowledge_ids=knowledge_ids,
+            knowledge_set=knowledge_set,
             collected_ids=collected,
             history=history,
             user_text=turn_context.user_text or inbound.text,

@@ -6,6 +6,15 @@ from conversations.agents_seed import agents_seed_ensure
 from conversations.models import Agent, Session
 
 
+@pytest.fixture(autouse=True)
+def catalog_only(settings):
+    """The s=99 protocol tests run with the catalog alone: every body comes from a fetch.
+
+    Tests of the router's knowledge set turn it back on.
+    """
+    settings.AGENT_KNOWLEDGE_ROUTER = False
+
+
 @pytest.fixture
 def agents(db):
     # Seeded by a data migration; transactional tests flush them, so ensure again.

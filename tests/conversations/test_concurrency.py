@@ -113,3 +113,22 @@ def test_admin_edit_between_two_calls_of_one_turn_reaches_the_second_call(
     assert data["packages"] == [{"id": "PRICING_RULES", "revision": get_active_catalog().get("PRICING_RULES").revision}]
     assert Message.objects.filter(session=chat_session).count() == 2
     assert Session.objects.get(pk=chat_session.pk).collected_packages == ["PRICING_RULES"]
+
+
+def test_provider_call_holds_no_transaction_or_session_lock(api_client, chat_session, scripted_llm):
+    from django.db import transaction
+
+    observed = {}
+
+    def model(request):
+        # Another connection can lock the session row right now: the turn holds no lock.
+        with transaction.atomic():
+            Session.objects.select_for_update(nowait=True).get(pk=chat_session.pk)
+            observed["locked_by_other"] = True
+        connections.close_all()
+        return {"s": 0, "message": "ok"}
+
+    scripted_llm.call(model)
+
+    assert send(api_client, chat_session, "oi").json()["reply"] == "ok"
+    assert observed == {"locked_by_other": True}

@@ -27,7 +27,12 @@ def _request(user="Olá", system="Você é um assistente.", **kwargs):
 
 def _openai(llm_server, *, timeout=2.0, max_retries=0, api_key="sk-test"):
     settings = LLMSettings(
-        provider="openai", base_url=llm_server.url, api_key=api_key, model="m-1", timeout=timeout, max_retries=max_retries
+        provider="openai",
+        base_url=llm_server.url,
+        api_key=api_key,
+        model="m-1",
+        timeout=timeout,
+        max_retries=max_retries,
     )
     return OpenAICompatibleProvider(settings, sleep=lambda s: None)
 
@@ -193,7 +198,9 @@ def test_offline_asks_for_procedures_with_the_procedure_prefix():
 
 def test_offline_says_it_does_not_know_when_nothing_fits():
     reply = parse_agent_reply(
-        OfflineProvider().complete(_request(user="Qual a capital da Mongólia?", knowledge=(SAMPLES,), catalog=CATALOG)).text
+        OfflineProvider()
+        .complete(_request(user="Qual a capital da Mongólia?", knowledge=(SAMPLES,), catalog=CATALOG))
+        .text
     )
     assert reply.kind == "answer"
     assert reply.message.startswith("Não encontrei essa informação")

@@ -83,3 +83,14 @@ def test_three_seed_agents_exist_and_one_is_the_default(agents):
     assert set(agents) >= {"atendimento", "comercial", "suporte-tecnico"}
     assert list(Agent.objects.filter(is_default=True).values_list("slug", flat=True)) == ["atendimento"]
     assert agent_llm_settings(agents["comercial"]).provider == "offline"
+
+
+def test_default_provider_follows_the_global_settings(settings, llm_server):
+    from conversations.llm import ChatMessage, LLMRequest
+    from conversations.llm_settings import default_provider
+
+    assert default_provider().name == "offline"
+    settings.LLM_PROVIDER = "openai"
+    settings.LLM_BASE_URL = llm_server.url
+    llm_server.reply("olá")
+    assert default_provider().complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"

@@ -365,3 +365,74 @@ def test_resolving_the_handoff_reopens_the_session(api_client, chat_session, scr
     handoff.refresh_from_db()
     assert handoff.resolved_by == curator and handoff.resolved_at is not None
     assert send(api_client, chat_session, "Oi de novo").json()["reply"] == "De volta."
+
+
+# --- plug-in points and settings -----------------------------------------------------------------
+
+
+def test_a_clarification_from_reference_resolution_skips_the_provider(
+    api_client, chat_session, scripted_llm, monkeypatch
+):
+    from conversations.services import turns
+
+    monkeypatch.setattr(
+        turns, "_references_resolve", lambda **kwargs: turns.TurnContext(clarification="Qual dos dois pedidos?")
+    )
+
+    data = send(api_client, chat_session, "E este?").json()
+
+    assert (data["status"], data["reply"], data["handoff"]) == ("clarification", "Qual dos dois pedidos?", None)
+    assert scripted_llm.requests == []
+    chat_session.refresh_from_db()
+    assert chat_session.status == "open"
+
+
+def test_knowledge_set_bodies_are_delivered_without_a_fetch(api_client, chat_session, scripted_llm, monkeypatch):
+    from conversations.services import turns
+
+    monkeypatch.setattr(
+        turns,
+        "knowledge_set_for_turn",
+        lambda **kwargs: turns.KnowledgeSet(full_ids=("DELIVERY_TIMELINES",), listed_ids=("CLICKSIGN_PROCESS",)),
+    )
+    scripted_llm.reply_json(answer())
+
+    data = send(api_client, chat_session, "Prazo?").json()
+
+    assert [p["id"] for p in data["packages"]] == ["DELIVERY_TIMELINES"]
+    assert "## Knowledge for this message" in scripted_llm.requests[0].system_prompt
+    assert body_marker("DELIVERY_TIMELINES") in scripted_llm.requests[0].system_prompt
+    assert "## Also relevant (not loaded; ask with s=99 if needed)\n- ::CLICKSIGN_PROCESS" in (
+        scripted_llm.requests[0].system_prompt
+    )
+
+
+def test_bad_llm_settings_fail_fast(settings):
+    from django.core.exceptions import ImproperlyConfigured
+
+    from conversations.llm_settings import llm_settings
+
+    settings.LLM_PROVIDER = "gpt"
+    with pytest.raises(ImproperlyConfigured):
+        llm_settings()
+
+
+def test_illegal_session_transition_is_refused(chat_session):
+    from conversations.exceptions import InvalidSessionTransitionError
+    from conversations.services import session_transition
+
+    assert session_transition(session=chat_session, status="closed") is True
+    assert session_transition(session=chat_session, status="closed") is False  # a no-op is a no-op
+    with pytest.raises(InvalidSessionTransitionError):
+        session_transition(session=chat_session, status="open")
+
+
+def test_sending_a_message_costs_a_fixed_number_of_queries(
+    api_client, chat_session, scripted_llm, django_assert_num_queries
+):
+    scripted_llm.reply_json(answer()).reply_json(answer())
+    send(api_client, chat_session, "aquece o catálogo")
+    # auth 3, session 1, open turn 6 (savepoints, lock, FK check, insert, counter reset), history 1,
+    # catalog version 1, close turn 6 (savepoints, lock, reply, inbound status, stored response)
+    with django_assert_num_queries(18):
+        send(api_client, chat_session, "Oi")

@@ -20,7 +20,12 @@ _BASE: dict[str, Any] = {
         "params": {"id": "4821"},
         "breadcrumbs": [{"label": "Permissões de Trabalho", "route": "/work-permits"}],
     },
-    "page": {"id": "workPermit.details", "type": "details", "title": "Permissão de Trabalho", "semanticId": "workPermit"},
+    "page": {
+        "id": "workPermit.details",
+        "type": "details",
+        "title": "Permissão de Trabalho",
+        "semanticId": "workPermit",
+    },
     "tabs": [
         {"id": "general", "title": "Geral", "index": 0, "active": False},
         {"id": "components", "title": "Componentes", "index": 1, "active": True},
@@ -53,7 +58,9 @@ _BASE: dict[str, Any] = {
 }
 
 
-def make_context(*, drop: tuple[str, ...] = (), captured_at: dt.datetime | None = None, **overrides: Any) -> dict[str, Any]:
+def make_context(
+    *, drop: tuple[str, ...] = (), captured_at: dt.datetime | None = None, **overrides: Any
+) -> dict[str, Any]:
     """A fresh copy of the sample; ``overrides`` replace top-level members, ``drop`` removes them."""
     context = copy.deepcopy(_BASE)
     for key in drop:

@@ -45,7 +45,12 @@ def test_the_focused_value_is_sent_only_when_the_question_is_about_it():
 
 def test_a_redacted_focused_value_is_never_sent():
     context = make_context()
-    context["focus"] = {"semanticId": "employee.phone", "type": "field", "label": "Telefone", "value": "(11) 98765-4321"}
+    context["focus"] = {
+        "semanticId": "employee.phone",
+        "type": "field",
+        "label": "Telefone",
+        "value": "(11) 98765-4321",
+    }
     prompt = _prompt("Qual é o valor deste campo?", context)
     assert "98765" not in prompt and MASK not in prompt
 

@@ -57,7 +57,16 @@ def test_sensitive_values_are_masked_inside_free_text(text, kind):
 
 @pytest.mark.parametrize(
     "text",
-    ["PT-2026-004821", "2026-09-05", "8.14.2", "30 dias", "R$ 1.234,56", "Andaime tubular 2,5 m", "equipment-827", "v2026.09"],
+    [
+        "PT-2026-004821",
+        "2026-09-05",
+        "8.14.2",
+        "30 dias",
+        "R$ 1.234,56",
+        "Andaime tubular 2,5 m",
+        "equipment-827",
+        "v2026.09",
+    ],
 )
 def test_ordinary_values_are_not_mistaken_for_personal_data(text):
     context = make_context()

@@ -261,7 +261,8 @@ def test_a_record_change_between_messages_is_reported_not_silently_carried_over(
     assert change.previous == {"entityType": "workPermit", "entityId": "4922"}
     assert change.current == {"entityType": "workPermit", "entityId": "4821"}
     assert change.notice == (
-        "O registro selecionado mudou de PT-2026-004922 para PT-2026-004821; esta resposta considera somente PT-2026-004821."
+        "O registro selecionado mudou de PT-2026-004922 para PT-2026-004821; "
+        "esta resposta considera somente PT-2026-004821."
     )
 
 
@@ -295,6 +296,53 @@ def test_parent_chain_follows_the_dotted_id_unless_declared():
 def test_registry_labels_name_elements_the_context_only_lists_by_id():
     context = without_focus(elements=[])
     context["viewport"] = {"visibleSemanticIds": [VALIDITY, START_DATE]}
-    registry = {VALIDITY: SemanticInfo("Validade", None, "field"), START_DATE: SemanticInfo("Data de Início", None, "field")}
+    registry = {
+        VALIDITY: SemanticInfo("Validade", None, "field"),
+        START_DATE: SemanticInfo("Data de Início", None, "field"),
+    }
     resolution = resolve("Explique isso.", context, registry=registry)
     assert resolution.clarification.question == "Você quer que eu explique o campo Validade ou o campo Data de Início?"
+
+
+@pytest.mark.parametrize(
+    ("message", "kind", "rewritten"),
+    [
+        (
+            "Qual o prazo deste equipamento?",
+            "record",
+            "Qual o prazo deste equipamento (o registro PT-2026-004821)?",
+        ),
+        ("Quem aprovou este?", "record", "Quem aprovou o registro PT-2026-004821?"),
+        ("Este é o mais recente?", "record", "O registro PT-2026-004821 é o mais recente?"),
+        (
+            "What does this mean?",
+            "element",
+            "What does the Validade field of record PT-2026-004821, "
+            "in the Componentes tab of Permissão de Trabalho mean?",
+        ),
+    ],
+)
+def test_determiners_keep_their_noun_and_pronouns_are_replaced(message, kind, rewritten):
+    resolution = resolve(message, make_context())
+    assert resolution.target.kind == kind
+    assert resolution.rewritten_message == rewritten
+
+
+def test_o_outro_is_the_visible_field_that_is_not_the_focus():
+    context = make_context()
+    context["viewport"]["visibleSemanticIds"] = [VALIDITY, START_DATE]
+    resolution = resolve("E o outro?", context)
+    assert resolution.target.semantic_id == START_DATE
+    assert resolution.target.confidence == "high"
+    assert resolution.rewritten_message == (
+        "E o campo Data de Início do registro PT-2026-004821, na aba Componentes da Permissão de Trabalho?"
+    )
+    assert resolve("And the other one?", context).target.semantic_id == START_DATE
+
+
+def test_o_outro_among_several_asks_which_one():
+    resolution = resolve("Explique o outro.", make_context())  # type and start date are both visible
+    assert resolution.status == "clarification"
+    assert resolution.clarification.question == (
+        "Você quer que eu explique o campo Tipo de Equipamento ou o campo Data de Início?"
+    )

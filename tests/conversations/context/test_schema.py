@@ -1,7 +1,7 @@
 import pytest
 
-from conversations.context import schema as schema_module
 from conversations.context import AGENT_CONTEXT_SCHEMA, ContextValidationError, validate_context_schema
+from conversations.context import schema as schema_module
 
 from .samples import make_context
 
