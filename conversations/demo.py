@@ -53,7 +53,9 @@ def demo_workspace_ensure(*, acting_user, tenant) -> None:
     )
     for entity_type, entity_id in DEMO_ENTITIES:
         if (entity_type, entity_id) not in granted:
-            accessible_entity_create(acting_user=acting_user, tenant=tenant, entity_type=entity_type, entity_id=entity_id)
+            accessible_entity_create(
+                acting_user=acting_user, tenant=tenant, entity_type=entity_type, entity_id=entity_id
+            )
     if not SemanticElement.objects.filter(semantic_id="workPermit.components.equipment.validity").exists():
         semantic_registry_import(acting_user=acting_user, text=DEMO_REGISTRY.read_text(encoding="utf-8"))
 
@@ -77,7 +79,11 @@ def work_permit_demo(request):
             "demo_config": {
                 "endpoint": "/api/v1",
                 "csrfToken": get_token(request),
-                "application": {"applicationId": "sst-demo", "applicationVersion": "1.0.0", "environment": "development"},
+                "application": {
+                    "applicationId": "sst-demo",
+                    "applicationVersion": "1.0.0",
+                    "environment": "development",
+                },
                 "permit": {"id": WORK_PERMIT["id"], "number": WORK_PERMIT["number"]},
             },
         },

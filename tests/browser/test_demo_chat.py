@@ -119,7 +119,11 @@ def test_switching_tab_and_component_reaches_the_next_request(chat):
     assert delta["focus"]["semanticId"] == "workPermit.components.equipment.startDate"
     seen = merge_patch(base, delta)
     assert seen["contextVersion"] > base["contextVersion"]
-    assert seen["selection"] == {"entityType": "equipment", "entityId": "equipment-828", "displayName": "Guindaste GUI-0042"}
+    assert seen["selection"] == {
+        "entityType": "equipment",
+        "entityId": "equipment-828",
+        "displayName": "Guindaste GUI-0042",
+    }
     assert second["response"]["packages"][0]["id"] == "EQUIPMENT_START_DATE", second["response"]
     assert "Fonte: Data de Início do componente (EQUIPMENT_START_DATE)" in second["text"]
     assert len(message_posts(page)) == 2
@@ -220,12 +224,12 @@ def test_a_browser_clock_ten_minutes_behind_still_gets_answers(browser, live_ser
     context = browser.new_context(base_url=live_server.url)
     context.add_cookies([{"name": "sessionid", "value": client.cookies["sessionid"].value, "url": live_server.url}])
     page = context.new_page()
-    page.clock.install(time=dt.datetime.now(dt.timezone.utc) - dt.timedelta(minutes=10))
+    page.clock.install(time=dt.datetime.now(dt.UTC) - dt.timedelta(minutes=10))
     posts = []
     page.on("request", lambda r: r.method == "POST" and r.url.endswith("/messages") and posts.append(r))
     page.goto("/demo/")
     page.wait_for_selector("html[data-demo-ready='true']")
-    behind = dt.datetime.now(dt.timezone.utc).timestamp() - page.evaluate("Date.now()") / 1000
+    behind = dt.datetime.now(dt.UTC).timestamp() - page.evaluate("Date.now()") / 1000
     assert 540 < behind < 660, behind
     page.click("#field-number")
     page.fill("#chat-input", "Explique isso.")
@@ -233,6 +237,6 @@ def test_a_browser_clock_ten_minutes_behind_still_gets_answers(browser, live_ser
     page.wait_for_selector(".msg.agent >> nth=1")
     assert page.locator("#chat-error").is_hidden(), page.inner_text("#chat-error")
     captured = dt.datetime.fromisoformat(posts[-1].post_data_json["context"]["capturedAt"])
-    assert abs((captured - dt.datetime.now(dt.timezone.utc)).total_seconds()) < 60, "capture time taken from the server"
+    assert abs((captured - dt.datetime.now(dt.UTC)).total_seconds()) < 60, "capture time taken from the server"
     assert posts[-1].response().status == 201
     context.close()

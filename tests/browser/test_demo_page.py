@@ -71,8 +71,10 @@ def test_hidden_collapsed_and_disabled_elements_never_become_the_focus(demo):
     page.click("#field-issued-at")
     assert state(page)["focus"]["semanticId"] == "workPermit.history.issuedAt"
     page.click("#history summary")  # closing it drops the focus inside it
-    page.wait_for_function("() => !window.contextoDemo.agent.getState().focus || "
-                           "window.contextoDemo.agent.getState().focus.semanticId !== 'workPermit.history.issuedAt'")
+    page.wait_for_function(
+        "() => !window.contextoDemo.agent.getState().focus || "
+        "window.contextoDemo.agent.getState().focus.semanticId !== 'workPermit.history.issuedAt'"
+    )
     page.click("#tab-components")
     page.click("#field-validity", force=True)  # disabled until a component is selected
     assert state(page)["focus"]["semanticId"] == "workPermit.components.tab"
@@ -85,8 +87,10 @@ def test_hidden_collapsed_and_disabled_elements_never_become_the_focus(demo):
 
 def test_an_oversized_context_is_refused_before_any_request(demo):
     page = demo
-    page.evaluate("() => window.contextoDemo.agent.setPage({id: 'workPermit.details', type: 'details', "
-                  "title: 'Permissão '.repeat(700)})")
+    page.evaluate(
+        "() => window.contextoDemo.agent.setPage({id: 'workPermit.details', type: 'details', "
+        "title: 'Permissão '.repeat(700)})"
+    )
     page.fill("#chat-input", "Explique isso.")
     page.click("#chat-send")
     page.wait_for_selector("#chat-error:not([hidden])")

@@ -7,7 +7,6 @@ import pytest
 from django.contrib.auth import get_user_model
 
 
-
 @pytest.fixture
 def demo_on(settings):
     settings.DEMO_ENABLED = True
@@ -30,11 +29,13 @@ def test_demo_page_serves_the_work_permit_and_the_client_config(client, user, de
     response = client.get("/demo/")
     assert response.status_code == 200
     html = response.content.decode()
-    assert "Permissão de Trabalho <span class=\"number\">PT-2026-004821</span>" in html
+    assert 'Permissão de Trabalho <span class="number">PT-2026-004821</span>' in html
     for label in ("Geral", "Componentes", "Documentos", "Andaime", "Guindaste", "Validade (dias)", "Data de Início"):
         assert label in html
     assert 'type="module" src="/static/demo/demo.js"' in html
-    config = json.loads(re.search(r'<script id="demo-config" type="application/json">(.*?)</script>', html, re.S).group(1))
+    config = json.loads(
+        re.search(r'<script id="demo-config" type="application/json">(.*?)</script>', html, re.DOTALL).group(1)
+    )
     assert config["endpoint"] == "/api/v1"
     assert config["csrfToken"] and config["permit"] == {"id": "4821", "number": "PT-2026-004821"}
     assert "csrftoken" in response.cookies  # session auth + CSRF for the API calls
