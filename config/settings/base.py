@@ -190,6 +190,24 @@ LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
 
+# --- Explanations ----------------------------------------------------------------
+
+# One narration call per result. Shorter than the agent's LLM_TIMEOUT: nobody waits
+# on a narrative (it is optional and its absence is recorded as provider_unavailable),
+# and a slow provider must not pin a worker slot and delay the explanations behind it.
+EXPLANATION_LLM_TIMEOUT = env.float("EXPLANATION_LLM_TIMEOUT", default=30.0)
+# Celery beat re-enqueues results the broker never got (see sweep_pending_explanations).
+EXPLANATION_SWEEP_INTERVAL = env.int("EXPLANATION_SWEEP_INTERVAL", default=300)
+CELERY_BEAT_SCHEDULE["explanations-sweep-pending"] = {
+    "task": "explanations.sweep_pending",
+    "schedule": float(EXPLANATION_SWEEP_INTERVAL),
+}
+# Redis redelivers an unacknowledged (acks_late) message after this many seconds, e.g.
+# when a worker died mid-task; it must exceed every task's time limit or a slow task runs twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)}
+# Optional bearer token for /metrics (empty: open, for a scraper on a private network).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
+
 # --- Demo ----------------------------------------------------------------------
 
 DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
