@@ -58,7 +58,17 @@ class ResultAdmin(admin.ModelAdmin):
 
 @admin.register(Explanation)
 class ExplanationAdmin(admin.ModelAdmin):
-    list_display = ["id", "result_link", "tenant", "outcome", "verified", "unmatched_count", "model", "duration_ms", "created_at"]
+    list_display = [
+        "id",
+        "result_link",
+        "tenant",
+        "outcome",
+        "verified",
+        "unmatched_count",
+        "model",
+        "duration_ms",
+        "created_at",
+    ]
     list_filter = ["outcome", "verified", "tenant", "model"]
     search_fields = ["result__result_id", "id"]
     list_select_related = ["result", "tenant"]

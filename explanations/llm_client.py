@@ -112,7 +112,7 @@ def _chat_completion(config: _Config, prompt: str, *, timeout: float) -> str:
             raw = response.read()
     except urllib.error.HTTPError as exc:
         raise ProviderUnavailable(f"http_{exc.code}") from None
-    except (TimeoutError, socket.timeout):
+    except TimeoutError:
         raise ProviderUnavailable("timeout") from None
     except urllib.error.URLError as exc:
         reason = "timeout" if isinstance(exc.reason, (TimeoutError, socket.timeout)) else "connection"
@@ -130,7 +130,4 @@ def _offline_narrative(prompt: str) -> str:
     texts = listed_citable_texts(prompt)
     if not texts:
         return "Explicação gerada sem modelo de linguagem (modo offline)."
-    return (
-        "Explicação gerada sem modelo de linguagem (modo offline). "
-        "Valores do resultado: " + "; ".join(texts) + "."
-    )
+    return "Explicação gerada sem modelo de linguagem (modo offline). Valores do resultado: " + "; ".join(texts) + "."

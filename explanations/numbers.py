@@ -220,7 +220,7 @@ class _Parser:
         if w in _HUNDREDS:
             if self.is_conj(i + 1) and (rest := self.tens_units(i + 2)):
                 return _HUNDREDS[w] + rest[0], rest[1]
-            return (None if w == "cento" else (_HUNDREDS[w], i + 1))
+            return None if w == "cento" else (_HUNDREDS[w], i + 1)
         return self.tens_units(i)
 
     def tens_units(self, i: int) -> tuple[int, int] | None:
@@ -239,7 +239,7 @@ class _Parser:
     def group(self, i: int) -> tuple[int, int, int] | None:
         """One group: "duzentos e trinta e quatro mil" -> (234, 1000, next)."""
         s = self.small(i)
-        value, j = (s if s else (None, i))
+        value, j = s if s else (None, i)
         scale = _SCALES.get(self.fold(j))
         if scale:
             if value is None and scale != 1000:  # "milhão" needs "um"
@@ -283,11 +283,11 @@ class _Parser:
     def quantity(self, i: int) -> tuple[CitedNumber, int] | None:
         start_i, j = i, i
         negative = currency = False
-        if self.is_sym(j, "-−") and self.glued(j, j + 1) and not (
-            j > 0 and self.glued(j - 1, j) and self.t[j - 1].type in ("num", "word")
-        ):
-            negative, j = True, j + 1
-        elif self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in _NOT_A_SIGN_AFTER):
+        if (
+            self.is_sym(j, "-−")
+            and self.glued(j, j + 1)
+            and not (j > 0 and self.glued(j - 1, j) and self.t[j - 1].type in ("num", "word"))
+        ) or self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in _NOT_A_SIGN_AFTER):
             negative, j = True, j + 1
         if j < len(self.t) and self.t[j].type == "cur":
             currency, j = True, j + 1
@@ -364,8 +364,8 @@ class _Parser:
 
     def unit(self, k: int, step):
         """A unit after the number: %, por cento, pontos percentuais, reais."""
-        percent = lambda v: v / 100  # noqa: E731
-        same = lambda v: v  # noqa: E731
+        percent = lambda v: v / 100
+        same = lambda v: v
         w = self.fold(k)
         if self.is_sym(k, "%"):
             return PERCENT, k + 1, percent

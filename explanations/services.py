@@ -65,10 +65,6 @@ def _validate_facts(fields: dict) -> None:
     for item in fields.get("rule_numbers") or []:
         if isinstance(item, dict) and item.get("kind", "number") not in UNIT_KINDS:
             errors["rule_numbers"] = f"Unknown kind {item.get('kind')!r}; use one of {', '.join(UNIT_KINDS)}."
-    unknown_pii = sorted(set(fields.get("pii_keys") or []) - set(fields.get("breakdowns") or {}) - set(fields.get("totals") or {}))
-    if unknown_pii:
-        # Not an error: a client may list its PII keys once for all results.
-        logger.debug("result.pii_keys_unused count=%d", len(unknown_pii))
     if errors:
         raise InvalidResultError("The result is not valid: " + "; ".join(errors.values()), details=errors)
 

@@ -7,81 +7,157 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
+        ("accounts", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Result',
+            name="Result",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('result_id', models.CharField(help_text="The client system's id for this result, unique per tenant.", max_length=128, validators=[django.core.validators.RegexValidator('^[A-Za-z0-9][A-Za-z0-9._:-]*$', 'Letters, digits and . _ : - only.')])),
-                ('verdict', models.CharField(max_length=500)),
-                ('totals', models.JSONField(blank=True, default=dict)),
-                ('breakdowns', models.JSONField(blank=True, default=dict)),
-                ('budget', models.DecimalField(blank=True, decimal_places=6, max_digits=24, null=True)),
-                ('target', models.DecimalField(blank=True, decimal_places=6, max_digits=24, null=True)),
-                ('period', models.CharField(blank=True, max_length=7, validators=[django.core.validators.RegexValidator('^\\d{4}-(0[1-9]|1[0-2])$', 'Use YYYY-MM.')])),
-                ('rule_core', models.TextField(blank=True)),
-                ('rule_specifics', models.TextField(blank=True)),
-                ('rule_numbers', models.JSONField(blank=True, default=list)),
-                ('units', models.JSONField(blank=True, default=dict)),
-                ('pii_keys', models.JSONField(blank=True, default=list)),
-                ('payload_hash', models.CharField(max_length=64)),
-                ('explanation_status', models.CharField(choices=[('pending', 'Pending'), ('queued', 'Queued'), ('done', 'Done')], db_index=True, default='pending', max_length=16)),
-                ('explanation_outcome', models.CharField(blank=True, choices=[('verified', 'Verified'), ('rejected', 'Rejected (a cited number has no match)'), ('no_response', 'No response (empty reply)'), ('provider_unavailable', 'Provider unavailable')], max_length=24)),
-                ('enqueued_at', models.DateTimeField(blank=True, null=True)),
-                ('explained_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='results', to='accounts.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "result_id",
+                    models.CharField(
+                        help_text="The client system's id for this result, unique per tenant.",
+                        max_length=128,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z0-9][A-Za-z0-9._:-]*$", "Letters, digits and . _ : - only."
+                            )
+                        ],
+                    ),
+                ),
+                ("verdict", models.CharField(max_length=500)),
+                ("totals", models.JSONField(blank=True, default=dict)),
+                ("breakdowns", models.JSONField(blank=True, default=dict)),
+                ("budget", models.DecimalField(blank=True, decimal_places=6, max_digits=24, null=True)),
+                ("target", models.DecimalField(blank=True, decimal_places=6, max_digits=24, null=True)),
+                (
+                    "period",
+                    models.CharField(
+                        blank=True,
+                        max_length=7,
+                        validators=[django.core.validators.RegexValidator("^\\d{4}-(0[1-9]|1[0-2])$", "Use YYYY-MM.")],
+                    ),
+                ),
+                ("rule_core", models.TextField(blank=True)),
+                ("rule_specifics", models.TextField(blank=True)),
+                ("rule_numbers", models.JSONField(blank=True, default=list)),
+                ("units", models.JSONField(blank=True, default=dict)),
+                ("pii_keys", models.JSONField(blank=True, default=list)),
+                ("payload_hash", models.CharField(max_length=64)),
+                (
+                    "explanation_status",
+                    models.CharField(
+                        choices=[("pending", "Pending"), ("queued", "Queued"), ("done", "Done")],
+                        db_index=True,
+                        default="pending",
+                        max_length=16,
+                    ),
+                ),
+                (
+                    "explanation_outcome",
+                    models.CharField(
+                        blank=True,
+                        choices=[
+                            ("verified", "Verified"),
+                            ("rejected", "Rejected (a cited number has no match)"),
+                            ("no_response", "No response (empty reply)"),
+                            ("provider_unavailable", "Provider unavailable"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                ("enqueued_at", models.DateTimeField(blank=True, null=True)),
+                ("explained_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "created_by",
+                    models.ForeignKey(
+                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="results", to="accounts.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.CreateModel(
-            name='Explanation',
+            name="Explanation",
             fields=[
-                ('id', models.UUIDField(editable=False, primary_key=True, serialize=False)),
-                ('prompt', models.TextField(help_text='As sent to the model (no PII values).')),
-                ('response', models.TextField(blank=True, help_text="The model's reply as received.")),
-                ('narrative', models.TextField(blank=True)),
-                ('verified', models.BooleanField(default=False)),
-                ('outcome', models.CharField(choices=[('verified', 'Verified'), ('rejected', 'Rejected (a cited number has no match)'), ('no_response', 'No response (empty reply)'), ('provider_unavailable', 'Provider unavailable')], max_length=24)),
-                ('cited_numbers', models.JSONField(blank=True, default=list)),
-                ('unmatched_numbers', models.JSONField(blank=True, default=list)),
-                ('model', models.CharField(blank=True, max_length=200)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('task_id', models.CharField(blank=True, max_length=255)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='explanations', to='accounts.tenant')),
-                ('result', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='explanation', to='explanations.result')),
+                ("id", models.UUIDField(editable=False, primary_key=True, serialize=False)),
+                ("prompt", models.TextField(help_text="As sent to the model (no PII values).")),
+                ("response", models.TextField(blank=True, help_text="The model's reply as received.")),
+                ("narrative", models.TextField(blank=True)),
+                ("verified", models.BooleanField(default=False)),
+                (
+                    "outcome",
+                    models.CharField(
+                        choices=[
+                            ("verified", "Verified"),
+                            ("rejected", "Rejected (a cited number has no match)"),
+                            ("no_response", "No response (empty reply)"),
+                            ("provider_unavailable", "Provider unavailable"),
+                        ],
+                        max_length=24,
+                    ),
+                ),
+                ("cited_numbers", models.JSONField(blank=True, default=list)),
+                ("unmatched_numbers", models.JSONField(blank=True, default=list)),
+                ("model", models.CharField(blank=True, max_length=200)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("task_id", models.CharField(blank=True, max_length=255)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="explanations", to="accounts.tenant"
+                    ),
+                ),
+                (
+                    "result",
+                    models.OneToOneField(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="explanation",
+                        to="explanations.result",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
+                "ordering": ["-created_at"],
             },
         ),
         migrations.AddIndex(
-            model_name='result',
-            index=models.Index(fields=['explanation_status', 'updated_at'], name='result_sweep_idx'),
+            model_name="result",
+            index=models.Index(fields=["explanation_status", "updated_at"], name="result_sweep_idx"),
         ),
         migrations.AddConstraint(
-            model_name='result',
-            constraint=models.UniqueConstraint(fields=('tenant', 'result_id'), name='result_unique_per_tenant'),
+            model_name="result",
+            constraint=models.UniqueConstraint(fields=("tenant", "result_id"), name="result_unique_per_tenant"),
         ),
         migrations.AddConstraint(
-            model_name='explanation',
-            constraint=models.CheckConstraint(condition=models.Q(('outcome', 'provider_unavailable'), _negated=True), name='explanation_row_only_when_the_model_answered'),
+            model_name="explanation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("outcome", "provider_unavailable"), _negated=True),
+                name="explanation_row_only_when_the_model_answered",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='explanation',
-            constraint=models.CheckConstraint(condition=models.Q(('verified', False), ('outcome', 'verified'), _connector='OR'), name='explanation_verified_matches_outcome'),
+            model_name="explanation",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("verified", False), ("outcome", "verified"), _connector="OR"),
+                name="explanation_verified_matches_outcome",
+            ),
         ),
     ]

@@ -116,7 +116,9 @@ def test_provider_failure_is_provider_unavailable_with_no_narrative_row(
     assert not Explanation.objects.exists()
 
 
-def test_one_call_uses_the_models_max_retries_on_server_errors(api_client, llm, payroll_payload, settings, django_capture_on_commit_callbacks):
+def test_one_call_uses_the_models_max_retries_on_server_errors(
+    api_client, llm, payroll_payload, settings, django_capture_on_commit_callbacks
+):
     settings.LLM_MAX_RETRIES = 1
     llm.script(("status", 503), ("reply", VERIFIED_NARRATIVE))
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
@@ -190,7 +192,9 @@ def test_redelivery_after_a_crash_between_call_and_write_writes_once(api_client,
 
 def test_a_concurrent_delivery_that_loses_the_race_writes_nothing(llm, tenant):
     llm.script(("reply", "Custo de R$ 10,00."))
-    result = Result.objects.create(tenant=tenant, result_id="r-race", verdict="ok", totals={"custo": "10"}, payload_hash="x")
+    result = Result.objects.create(
+        tenant=tenant, result_id="r-race", verdict="ok", totals={"custo": "10"}, payload_hash="x"
+    )
     # Another delivery recorded the outcome while this one was waiting on the model.
     original = services.narrate
 
@@ -227,7 +231,9 @@ def test_stored_prompt_has_no_pii_values(api_client, llm, payroll_payload, djang
 
 def test_database_errors_are_retried_with_backoff_provider_errors_never(llm, tenant, settings):
     llm.script(("status", 500))
-    result = Result.objects.create(tenant=tenant, result_id="r-db", verdict="ok", totals={"custo": "10"}, payload_hash="x")
+    result = Result.objects.create(
+        tenant=tenant, result_id="r-db", verdict="ok", totals={"custo": "10"}, payload_hash="x"
+    )
     real_run = services.explanation_run
     calls = []
 
@@ -247,7 +253,9 @@ def test_database_errors_are_retried_with_backoff_provider_errors_never(llm, ten
     assert explain_result.retry_backoff
 
 
-def test_offline_provider_writes_a_verified_narrative(api_client, payroll_payload, settings, django_capture_on_commit_callbacks):
+def test_offline_provider_writes_a_verified_narrative(
+    api_client, payroll_payload, settings, django_capture_on_commit_callbacks
+):
     settings.LLM_PROVIDER = "offline"
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     body = api_client.get(explanation_url("sim-2026-03-0001")).json()
@@ -300,7 +308,12 @@ def test_sweep_skips_recent_pending_and_done_results(llm, tenant):
     llm.script(("reply", "ok"))
     Result.objects.create(tenant=tenant, result_id="fresh", verdict="ok", payload_hash="x")
     Result.objects.create(
-        tenant=tenant, result_id="done", verdict="ok", payload_hash="x", explanation_status="done", explanation_outcome="verified"
+        tenant=tenant,
+        result_id="done",
+        verdict="ok",
+        payload_hash="x",
+        explanation_status="done",
+        explanation_outcome="verified",
     )
     assert services.results_sweep_pending() == 0  # within the grace period
     assert llm.calls == 0

@@ -19,7 +19,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from num2words import num2words
 
-from explanations.formatting import format_brl, format_month_year, format_number, format_percent as our_percent
+from explanations.formatting import format_brl, format_month_year, format_number
+from explanations.formatting import format_percent as our_percent
 from explanations.numbers import CURRENCY, NUMBER, PERCENT, CitableNumber, check_narrative, extract_numbers
 
 TRILLION = 10**12

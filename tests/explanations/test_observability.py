@@ -60,7 +60,9 @@ def test_duration_is_recorded_when_the_step_fails(llm, tenant, monkeypatch):
     assert sample("contexto_explanation_duration_seconds_count") == count + 1
 
 
-def test_rerun_without_model_call_is_not_counted_again(api_client, llm, payroll_payload, django_capture_on_commit_callbacks):
+def test_rerun_without_model_call_is_not_counted_again(
+    api_client, llm, payroll_payload, django_capture_on_commit_callbacks
+):
     from explanations.tasks import explain_result
 
     llm.script(("reply", VERIFIED_NARRATIVE))
@@ -70,7 +72,9 @@ def test_rerun_without_model_call_is_not_counted_again(api_client, llm, payroll_
     assert sample("contexto_explanations_total", outcome="verified") == verified
 
 
-def test_metrics_endpoint_exposes_the_registry(client, settings, api_client, llm, payroll_payload, django_capture_on_commit_callbacks):
+def test_metrics_endpoint_exposes_the_registry(
+    client, settings, api_client, llm, payroll_payload, django_capture_on_commit_callbacks
+):
     llm.script(("reply", VERIFIED_NARRATIVE))
     explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
     response = client.get("/metrics")
@@ -125,7 +129,15 @@ def test_logs_have_ids_and_outcome_but_no_content(
     assert "result_id=sim-2026-03-0001" in finish[0] and "outcome=rejected" in finish[0]
 
     everything = "\n".join(messages + [r.getMessage() for r in caplog.records if r.args])
-    forbidden = [explanation.narrative, explanation.prompt[:200], "60,88%", "1.234.567,89", "2,45%", "0423", "Simulação"]
+    forbidden = [
+        explanation.narrative,
+        explanation.prompt[:200],
+        "60,88%",
+        "1.234.567,89",
+        "2,45%",
+        "0423",
+        "Simulação",
+    ]
     forbidden += PII_VALUES
     forbidden += [line for line in explanation.prompt.splitlines() if len(line) > 12]
     for text in forbidden:
