@@ -283,11 +283,14 @@ class _Parser:
     def quantity(self, i: int) -> tuple[CitedNumber, int] | None:
         start_i, j = i, i
         negative = currency = False
-        if (
+        # A minus glued to the number, not to a word or number before it ("2026-03").
+        minus_sign = (
             self.is_sym(j, "-−")
             and self.glued(j, j + 1)
             and not (j > 0 and self.glued(j - 1, j) and self.t[j - 1].type in ("num", "word"))
-        ) or self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in _NOT_A_SIGN_AFTER):
+        )
+        menos = self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in _NOT_A_SIGN_AFTER)
+        if minus_sign or menos:
             negative, j = True, j + 1
         if j < len(self.t) and self.t[j].type == "cur":
             currency, j = True, j + 1
