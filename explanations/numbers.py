@@ -111,6 +111,12 @@ _MONTHS = {
     "julho": 7, "agosto": 8, "setembro": 9, "outubro": 10, "novembro": 11, "dezembro": 12,
 }  # fmt: skip
 _MONTH_ABBREVIATIONS = "jan|fev|mar|abr|mai|jun|jul|ago|set|out|nov|dez"
+# Proportions in words are arithmetic the model did ("metade da diferença",
+# "o dobro"): they are extracted so that, unless given, they fail the check.
+_PROPORTIONS = {
+    "metade": Decimal("0.5"), "terco": Decimal(1) / 3, "tercos": Decimal(2) / 3,
+    "dobro": Decimal(2), "triplo": Decimal(3), "quadruplo": Decimal(4),
+}  # fmt: skip
 # "pelo menos três" is "at least three", not minus three.
 _NOT_A_SIGN_AFTER = {"pelo", "ao", "no", "mais", "a", "o", "de", "em", "bem"}
 _ORDINAL_MARKS = {"º", "ª", "°"}
@@ -406,10 +412,14 @@ class _Parser:
             return None
         return value + amount / 100, end + 1
 
-    def month(self, i: int) -> CitedNumber | None:
+    def month_or_proportion(self, i: int) -> CitedNumber | None:
         tok = self.t[i]
-        if tok.type == "word" and tok.text.lower() in _MONTHS:
+        if tok.type != "word":
+            return None
+        if tok.text.lower() in _MONTHS:
             return CitedNumber(Decimal(_MONTHS[tok.text.lower()]), NUMBER, tok.start, tok.end, tok.text)
+        if tok.fold in _PROPORTIONS:
+            return CitedNumber(_PROPORTIONS[tok.fold], NUMBER, tok.start, tok.end, tok.text)
         return None
 
 
@@ -436,9 +446,9 @@ def extract_numbers(text: str) -> list[CitedNumber]:
             found.append(quantity[0])
             i = quantity[1]
             continue
-        month = parser.month(i)
-        if month:
-            found.append(month)
+        word = parser.month_or_proportion(i)
+        if word:
+            found.append(word)
         i += 1
     return sorted(found, key=lambda c: c.start)
 

@@ -76,6 +76,12 @@ def test_extracts_nothing_from_prose_identifiers_and_layout(text):
     assert extract_numbers(text) == []
 
 
+@pytest.mark.parametrize("text", ["metade da diferença", "um terço do aumento", "o dobro do baseline"])
+def test_proportions_in_words_are_extracted_and_fail_unless_given(text):
+    assert len(extract_numbers(text)) == 1
+    assert not check_narrative(text, [D("0.0245"), D("1234567.89")]).passed
+
+
 def test_pelo_menos_is_not_a_minus_sign():
     assert values("pelo menos três lojas") == [(D(3), NUMBER)]
 
