@@ -16,10 +16,11 @@ tested against num2words.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from collections.abc import Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from decimal import Decimal
 
 NUMBER = "number"
@@ -62,15 +63,17 @@ class CitableNumber:
     kind: str
     text: str
     label: str = ""
-    accepted: frozenset[Decimal] = field(default=frozenset(), compare=False)
 
     def values(self) -> frozenset[Decimal]:
         """The raw value plus the value its listed text stands for (the text
         may be rounded: 0.024537 is listed as "2,45%")."""
-        if self.accepted:
-            return self.accepted
-        shown = {c.value for c in extract_numbers(self.text)} if self.kind in (CURRENCY, PERCENT) else set()
+        shown = _values_written(self.text) if self.kind in (CURRENCY, PERCENT) else frozenset()
         return frozenset({Decimal(self.value), *shown})
+
+
+@functools.lru_cache(maxsize=4096)
+def _values_written(text: str) -> frozenset[Decimal]:
+    return frozenset(c.value for c in extract_numbers(text))
 
 
 @dataclass(frozen=True)
@@ -134,6 +137,8 @@ _TOKEN_RE = re.compile(
 # identifier: "T-317", "L0423", "sim-2026-03-001", "14h30". Its digits are
 # not a cited number. Exceptions: ordinals ("2º") and glued scales ("5mil").
 _IDENTIFIER_RE = re.compile(r"\w(?:[\w-]*\w)?")
+_DIGIT_RE = re.compile(r"\d")
+_LETTER_RE = re.compile(r"[^\W\d_]")
 _GLUED_OK_RE = re.compile(r"\d+(?:[ºª]|mil|mi|bi|tri|x)", re.IGNORECASE)
 # "mar/2026", "jan/26": a month abbreviation is only a month before a year.
 _MONTH_ABBREVIATION_RE = re.compile(
@@ -161,13 +166,12 @@ class _Token:
 
 
 def _tokenize(text: str, masked: list[tuple[int, int]]) -> list[_Token]:
-    tokens = []
-    for m in _TOKEN_RE.finditer(text):
-        start, end = m.span()
-        if any(a <= start < b for a, b in masked):
-            continue
-        tokens.append(_Token(m.lastgroup, m.group(), start, end))
-    return tokens
+    hidden = bytearray(len(text))  # 1 where a masked span covers the text
+    for a, b in masked:
+        hidden[a:b] = b"\x01" * (b - a)
+    return [
+        _Token(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text) if not hidden[m.start()]
+    ]
 
 
 def _masked_spans(text: str) -> list[tuple[int, int]]:
@@ -175,9 +179,7 @@ def _masked_spans(text: str) -> list[tuple[int, int]]:
     spans += [m.span() for m in _MONTH_ABBREVIATION_RE.finditer(text)]
     for m in _IDENTIFIER_RE.finditer(text):
         run = m.group()
-        has_digit = any(c.isdigit() for c in run)
-        has_letter = any(c.isalpha() for c in run)
-        if has_digit and has_letter and not _GLUED_OK_RE.fullmatch(run):
+        if _DIGIT_RE.search(run) and _LETTER_RE.search(run) and not _GLUED_OK_RE.fullmatch(run):
             spans.append(m.span())
     return spans
 
@@ -470,10 +472,10 @@ def _as_citable(item) -> CitableNumber:
     return CitableNumber(value=value, kind=ANY, text=str(item))
 
 
-def matches(cited: CitedNumber, citable: CitableNumber) -> bool:
+def matches(cited: CitedNumber, citable: CitableNumber, values: frozenset[Decimal] | None = None) -> bool:
     if citable.kind not in _COMPATIBLE[cited.kind]:
         return False
-    for value in citable.values():
+    for value in citable.values() if values is None else values:
         # An unsigned citation matches either sign ("queda de 3,5%" for
         # -0.035): the sign is carried by words. A written minus must match.
         if cited.value < 0 and value >= 0:
@@ -490,7 +492,19 @@ def matches(cited: CitedNumber, citable: CitableNumber) -> bool:
 
 def check_narrative(text: str, citable: Iterable[CitableNumber | Decimal | int | str]) -> NumberCheck:
     """Every number the text cites must match a citable number."""
-    candidates = [_as_citable(c) for c in citable]
+    candidates = [(n, n.values()) for n in map(_as_citable, citable)]
+    # Exact matches by absolute value first (one lookup); the full scan is
+    # only for rounded citations and misses.
+    by_value: dict[Decimal, list] = {}
+    for n, values in candidates:
+        for value in values:
+            by_value.setdefault(abs(value), []).append((n, values))
     cited = tuple(extract_numbers(text))
-    unmatched = tuple(c for c in cited if not any(matches(c, n) for n in candidates))
+
+    def matched(c: CitedNumber) -> bool:
+        if any(matches(c, n, values) for n, values in by_value.get(abs(c.value), ())):
+            return True
+        return c.step is not None and any(matches(c, n, values) for n, values in candidates)
+
+    unmatched = tuple(c for c in cited if not matched(c))
     return NumberCheck(passed=not unmatched, cited=cited, unmatched=unmatched)
