@@ -313,10 +313,10 @@ class _Parser:
         kind = CURRENCY if currency else NUMBER
         unit = self.unit(j, step)
         if unit:
-            unit_kind, j, value = unit[0], unit[1], unit[2](value)
-            kind = CURRENCY if unit_kind == CURRENCY else unit_kind
-            if unit_kind == PERCENT and step is not None:
-                step = step / 100
+            kind, j, divisor = unit
+            value = value / divisor
+            if step is not None:
+                step = step / divisor
         elif lone_article and not (currency or negative):
             return None  # "um aumento": the article, not the number one
         if kind == CURRENCY and (cents := self.cents(j, value)):
@@ -373,30 +373,26 @@ class _Parser:
             k, step, lone_article = fraction[1], None, False
         return value, (Decimal(step) if step else None), k, False, lone_article
 
-    def unit(self, k: int, step):
-        """A unit after the number: %, por cento, pontos percentuais, reais."""
-        percent = lambda v: v / 100
-        same = lambda v: v
+    def unit(self, k: int, step) -> tuple[str, int, int] | None:
+        """A unit after the number: (kind, next index, divisor)."""
         w = self.fold(k)
-        if self.is_sym(k, "%"):
-            return PERCENT, k + 1, percent
-        if w == "porcento":
-            return PERCENT, k + 1, percent
+        if self.is_sym(k, "%") or w == "porcento":
+            return PERCENT, k + 1, 100
         if w == "por" and self.fold(k + 1) == "cento":
-            return PERCENT, k + 2, percent
+            return PERCENT, k + 2, 100
         if w in ("ponto", "pontos") and self.fold(k + 1) in ("percentual", "percentuais"):
-            return PERCENT, k + 2, percent
+            return PERCENT, k + 2, 100
         if w == "pp":
-            return PERCENT, k + 1, percent
+            return PERCENT, k + 1, 100
         if w == "p" and self.is_sym(k + 1, ".") and self.fold(k + 2) == "p":
             end = k + 4 if self.is_sym(k + 3, ".") and self.glued(k + 2, k + 3) else k + 3
-            return PERCENT, end, percent
+            return PERCENT, end, 100
         if w in ("real", "reais"):
-            return CURRENCY, k + 1, same
+            return CURRENCY, k + 1, 1
         if w == "de" and step is not None and self.fold(k + 1) in ("real", "reais"):
-            return CURRENCY, k + 2, same
+            return CURRENCY, k + 2, 1
         if w in ("centavo", "centavos"):
-            return CURRENCY, k + 1, lambda v: v / 100
+            return CURRENCY, k + 1, 100
         return None
 
     def cents(self, k: int, value: Decimal):
