@@ -95,6 +95,9 @@ class ExplanationAdmin(admin.ModelAdmin):
     def has_change_permission(self, request, obj=None):
         return False
 
+    def has_delete_permission(self, request, obj=None):
+        return False  # audit evidence; it goes away only with its result
+
     @admin.display(description="result", ordering="result__result_id")
     def result_link(self, obj):
         return obj.result.result_id
