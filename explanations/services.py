@@ -174,8 +174,11 @@ def _numbers_json(numbers: tuple[CitedNumber, ...]) -> list[dict]:
     return [{"text": n.text, "value": str(n.value), "kind": n.kind, "start": n.start, "end": n.end} for n in numbers]
 
 
-def explanation_run(*, result_pk: int, task_id: str = "") -> ExplanationRun:
-    result = Result.objects.select_related("tenant").get(pk=result_pk)
+def explanation_run(*, result_pk: int, task_id: str = "") -> ExplanationRun | None:
+    result = Result.objects.select_related("tenant").filter(pk=result_pk).first()
+    if result is None:  # deleted after it was enqueued: nothing to explain
+        logger.info("explanation.skip result_pk=%s task_id=%s reason=result_missing", result_pk, task_id)
+        return None
     explanation_id = result.explanation_id
     if result.explanation_status == Status.DONE:
         logger.info(

@@ -31,8 +31,10 @@ _CALL_BUDGET = (1 + settings.LLM_MAX_RETRIES) * settings.EXPLANATION_LLM_TIMEOUT
     soft_time_limit=_CALL_BUDGET + 20,
     time_limit=_CALL_BUDGET + 40,
 )
-def explain_result(self, result_pk: int) -> dict:
+def explain_result(self, result_pk: int) -> dict | None:
     run = explanation_run(result_pk=result_pk, task_id=self.request.id or "")
+    if run is None:
+        return None
     return {
         "outcome": run.outcome,
         "explanation_id": str(run.explanation_id) if run.explanation_id else None,

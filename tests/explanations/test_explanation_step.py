@@ -319,6 +319,30 @@ def test_sweep_skips_recent_pending_and_done_results(llm, tenant):
     assert llm.calls == 0
 
 
+def test_sweep_re_enqueues_a_queued_result_whose_message_was_lost(llm, tenant):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from explanations.tasks import sweep_pending_explanations
+
+    llm.script(("reply", "Custo de R$ 10,00."))
+    long_ago = timezone.now() - timedelta(hours=2)
+    lost = Result.objects.create(
+        tenant=tenant, result_id="lost", verdict="ok", totals={"custo": "10"}, payload_hash="x",
+        explanation_status="queued", enqueued_at=long_ago,
+    )  # fmt: skip
+    Result.objects.filter(pk=lost.pk).update(updated_at=long_ago)
+    assert sweep_pending_explanations.apply().get() == 1
+    lost.refresh_from_db()
+    assert (lost.explanation_status, lost.explanation_outcome) == ("done", "verified")
+
+
+def test_a_result_deleted_after_enqueue_is_skipped(llm):
+    assert explain_result.apply(args=[987654]).get() is None
+    assert llm.calls == 0
+
+
 def test_beat_schedule_runs_the_sweep(settings):
     from config.celery import app
 
