@@ -113,7 +113,8 @@ def _rule_number(item) -> CitableNumber:
 
 def citable_numbers(facts: ResultFacts) -> list[CitableNumber]:
     """Totals, breakdown values and numeric keys (PII dimensions excluded),
-    budget, target, the rule's numbers and the period's year and month."""
+    budget, target, the numbers of the verdict and the rule, and the
+    period's year and month."""
     found: list[CitableNumber] = []
     for name, value in facts.public_totals().items():
         kind = facts.unit(name)
@@ -131,10 +132,11 @@ def citable_numbers(facts: ResultFacts) -> list[CitableNumber]:
         kind = facts.units.get("target", CURRENCY)
         found.append(CitableNumber(facts.target, kind, format_value(facts.target, kind), "meta"))
     found += [_rule_number(item) for item in facts.rule_numbers]
-    # The rule's own text is citable as written ("limite de 5%").
-    for text in (facts.rule_core, facts.rule_specifics):
+    # Numbers written in the verdict and the rule are citable as written
+    # ("3 lojas acima da meta", "limite de 5%"): the model was given them.
+    for label, text in (("veredito", facts.verdict), ("regra", facts.rule_core), ("regra", facts.rule_specifics)):
         for cited in extract_numbers(text):
-            found.append(CitableNumber(cited.value, cited.kind, cited.text, "regra"))
+            found.append(CitableNumber(cited.value, cited.kind, cited.text, label))
     if parts := facts.period_parts():
         year, month = parts
         text = format_month_year(year, month)

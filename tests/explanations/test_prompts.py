@@ -110,3 +110,9 @@ def test_rule_numbers_sent_explicitly_are_citable():
     found = texts(citable_numbers(facts))
     assert (PERCENT, "5%") in found
     assert ("number", "12") in found
+
+
+def test_numbers_written_in_the_verdict_are_citable():
+    facts = payroll_facts(verdict="Inviável: 3 lojas acima da meta")
+    assert ("number", "3") in texts(citable_numbers(facts))
+    assert check_narrative("Três lojas ficaram acima da meta.", citable_numbers(facts)).passed
