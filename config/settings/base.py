@@ -195,6 +195,12 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if LLM_BASE_URL else "offlin
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
+# Scripted replies for LLM_PROVIDER=replay (demos, the seed's TC-99 replay); see conversations/llm/replay.py.
+LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
+# Hard stop for any reply loop the enrichment budget does not catch (seed: 10 iterations per turn).
+MAX_AGENT_CALLS_PER_TURN = env.int("MAX_AGENT_CALLS_PER_TURN", default=10)
+# False: agents get the catalog alone and fetch every body with s=99 (the seed's original design).
+AGENT_KNOWLEDGE_ROUTER = env.bool("AGENT_KNOWLEDGE_ROUTER", default=True)
 
 # --- Explanations ----------------------------------------------------------------
 
