@@ -12,7 +12,7 @@ RESULTS_URL = "/api/v1/results"
 
 
 def test_post_stores_the_result_with_decimals_as_strings(api_client, llm, payroll_payload, tenant, user):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     response = api_client.post(RESULTS_URL, payroll_payload, format="json")
     assert response.status_code == 201
     result = Result.objects.get()
@@ -24,7 +24,7 @@ def test_post_stores_the_result_with_decimals_as_strings(api_client, llm, payrol
 
 
 def test_json_numbers_are_accepted_too(api_client, llm):
-    llm.script(("reply", "Custo de R$ 1.234,50."))
+    llm.reply("Custo de R$ 1.234,50.")
     response = api_client.post(
         RESULTS_URL, {"result_id": "n1", "verdict": "ok", "totals": {"custo": 1234.5}}, format="json"
     )
@@ -35,7 +35,7 @@ def test_json_numbers_are_accepted_too(api_client, llm):
 def test_same_result_again_is_idempotent_and_different_facts_conflict(
     api_client, llm, payroll_payload, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     with django_capture_on_commit_callbacks(execute=True):
         assert api_client.post(RESULTS_URL, payroll_payload, format="json").status_code == 201
     again = api_client.post(RESULTS_URL, payroll_payload, format="json")
@@ -47,7 +47,7 @@ def test_same_result_again_is_idempotent_and_different_facts_conflict(
     assert conflict.status_code == 409
     assert conflict.json()["error"]["code"] == "RESULT_ALREADY_EXISTS"
     assert Result.objects.count() == 1
-    assert llm.calls == 1
+    assert len(llm.requests) == 1
 
 
 @pytest.mark.parametrize(
@@ -72,7 +72,7 @@ def test_invalid_results_are_400_and_leave_no_rows(api_client, change, field):
 
 
 def test_explanation_of_another_tenants_result_is_404(api_client, other_api_client, llm, payroll_payload):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     api_client.post(RESULTS_URL, payroll_payload, format="json")
     response = other_api_client.get("/api/v1/results/sim-2026-03-0001/explanation")
     assert response.status_code == 404
@@ -80,7 +80,7 @@ def test_explanation_of_another_tenants_result_is_404(api_client, other_api_clie
 
 
 def test_the_same_result_id_in_two_tenants_are_two_results(api_client, other_api_client, llm, payroll_payload):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     assert api_client.post(RESULTS_URL, payroll_payload, format="json").status_code == 201
     assert other_api_client.post(RESULTS_URL, payroll_payload, format="json").status_code == 201
     first, second = Result.objects.order_by("pk")

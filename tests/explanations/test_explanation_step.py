@@ -37,7 +37,7 @@ def post_result(api_client, payload, django_capture_on_commit_callbacks):
 def test_narrative_citing_amount_percent_store_and_period_is_verified(
     api_client, llm, payroll_payload, tenant, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     response = post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     assert response.status_code == 201, response.json()
 
@@ -62,19 +62,19 @@ def test_narrative_citing_amount_percent_store_and_period_is_verified(
     ]
     assert explanation.model == "scripted-model"
     # One call, temperature 0, the stored prompt is what was sent.
-    assert llm.calls == 1
+    assert len(llm.requests) == 1
     sent = llm.requests[0]
-    assert sent["path"] == "/v1/chat/completions"
-    assert sent["auth"] == "Bearer test-key"
-    assert sent["body"]["temperature"] == 0
-    assert sent["body"]["messages"][0]["content"] == explanation.prompt
+    assert sent.path == "/v1/chat/completions"
+    assert sent.headers["authorization"] == "Bearer test-key"
+    assert sent.body["temperature"] == 0
+    assert sent.user_text == explanation.prompt
     assert explanation.response == VERIFIED_NARRATIVE
 
 
 def test_narrative_citing_a_computed_share_is_rejected_and_kept_for_auditors(
     api_client, llm, payroll_payload, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", REJECTED_NARRATIVE))
+    llm.reply(REJECTED_NARRATIVE)
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
 
     body = api_client.get(explanation_url("sim-2026-03-0001")).json()
@@ -93,16 +93,18 @@ def test_narrative_citing_a_computed_share_is_rejected_and_kept_for_auditors(
 @pytest.mark.parametrize(
     "script",
     [
-        pytest.param([("status", 500)], id="http-500"),
-        pytest.param([("status", 401)], id="http-401"),
-        pytest.param([("delay", 3, VERIFIED_NARRATIVE)], id="timeout"),
+        # LLM_MAX_RETRIES=1: transient failures are tried twice, a 401 once.
+        pytest.param(lambda s: s.status(500).status(500), id="http-500"),
+        pytest.param(lambda s: s.status(401), id="http-401"),
+        pytest.param(lambda s: s.delay(3, VERIFIED_NARRATIVE).delay(3, VERIFIED_NARRATIVE), id="timeout"),
+        pytest.param(lambda s: s.malformed().malformed(), id="malformed-body"),
     ],
 )
 def test_provider_failure_is_provider_unavailable_with_no_narrative_row(
     api_client, llm, settings, payroll_payload, script, django_capture_on_commit_callbacks
 ):
     settings.EXPLANATION_LLM_TIMEOUT = 0.3
-    llm.script(*script)
+    script(llm)
     response = post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     assert response.status_code == 201  # the pipeline goes on
 
@@ -120,9 +122,9 @@ def test_one_call_uses_the_models_max_retries_on_server_errors(
     api_client, llm, payroll_payload, settings, django_capture_on_commit_callbacks
 ):
     settings.LLM_MAX_RETRIES = 1
-    llm.script(("status", 503), ("reply", VERIFIED_NARRATIVE))
+    llm.status(503).reply(VERIFIED_NARRATIVE)
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
-    assert llm.calls == 2
+    assert len(llm.requests) == 2
     assert Result.objects.get().explanation_outcome == "verified"
 
 
@@ -138,7 +140,7 @@ def test_provider_down_connection_refused(api_client, settings, payroll_payload,
 
 
 def test_empty_reply_is_no_response(api_client, llm, payroll_payload, django_capture_on_commit_callbacks):
-    llm.script(("empty",))
+    llm.reply("")
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     body = api_client.get(explanation_url("sim-2026-03-0001")).json()
     assert (body["outcome"], body["verified"], body["narrative"]) == ("no_response", False, None)
@@ -149,31 +151,26 @@ def test_empty_reply_is_no_response(api_client, llm, payroll_payload, django_cap
 def test_rerun_after_the_write_returns_the_same_explanation_without_calling_the_model(
     api_client, llm, payroll_payload, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     result = Result.objects.get()
     first = Explanation.objects.get()
-    assert llm.calls == 1
+    assert len(llm.requests) == 1
 
     again = explain_result.apply(args=[result.pk]).get()
     assert again == {"outcome": "verified", "explanation_id": str(first.id), "model_called": False}
-    assert llm.calls == 1
+    assert len(llm.requests) == 1
     assert Explanation.objects.count() == 1
 
 
-def test_redelivery_after_a_crash_between_call_and_write_writes_once(api_client, llm, payroll_payload, tenant):
+def test_redelivery_after_a_crash_between_call_and_write_writes_once(llm, tenant):
     """A worker that dies after the model call but before the write leaves no
     row: the redelivered message calls the model again and writes once; any
     later delivery is a no-op."""
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply("Custo de R$ 10,00.").reply("Custo de R$ 10,00.")
     result = Result.objects.create(
-        tenant=tenant,
-        result_id="r-crash",
-        verdict="ok",
-        totals={"simulado": "1234567.89"},
-        payload_hash="x",
+        tenant=tenant, result_id="r-crash", verdict="ok", totals={"custo": "10"}, payload_hash="x"
     )
-    real_record = services._record_outcome
     with mock.patch.object(services, "_record_outcome", side_effect=SystemExit("worker killed")):
         with pytest.raises(SystemExit):
             services.explanation_run(result_pk=result.pk, task_id="delivery-1")
@@ -181,17 +178,16 @@ def test_redelivery_after_a_crash_between_call_and_write_writes_once(api_client,
     result.refresh_from_db()
     assert result.explanation_status == Result.ExplanationStatus.PENDING
 
-    with mock.patch.object(services, "_record_outcome", wraps=real_record):
-        run = services.explanation_run(result_pk=result.pk, task_id="delivery-2")
-    assert run.model_called and run.outcome == "rejected"  # "R$ 1.234.567,89" and 2026 etc. not all citable
+    run = services.explanation_run(result_pk=result.pk, task_id="delivery-2")
+    assert run.model_called and run.outcome == "verified"
     again = services.explanation_run(result_pk=result.pk, task_id="delivery-3")
     assert not again.model_called and again.explanation_id == run.explanation_id
-    assert llm.calls == 2
+    assert len(llm.requests) == 2
     assert Explanation.objects.get().task_id == "delivery-2"
 
 
 def test_a_concurrent_delivery_that_loses_the_race_writes_nothing(llm, tenant):
-    llm.script(("reply", "Custo de R$ 10,00."))
+    llm.reply("Custo de R$ 10,00.")
     result = Result.objects.create(
         tenant=tenant, result_id="r-race", verdict="ok", totals={"custo": "10"}, payload_hash="x"
     )
@@ -220,7 +216,7 @@ def test_a_concurrent_delivery_that_loses_the_race_writes_nothing(llm, tenant):
 
 
 def test_stored_prompt_has_no_pii_values(api_client, llm, payroll_payload, django_capture_on_commit_callbacks):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     prompt = Explanation.objects.get().prompt
     assert "matricula" not in prompt
@@ -230,7 +226,7 @@ def test_stored_prompt_has_no_pii_values(api_client, llm, payroll_payload, djang
 
 
 def test_database_errors_are_retried_with_backoff_provider_errors_never(llm, tenant, settings):
-    llm.script(("status", 500))
+    llm.status(500).status(500)  # the call and its retry
     result = Result.objects.create(
         tenant=tenant, result_id="r-db", verdict="ok", totals={"custo": "10"}, payload_hash="x"
     )
@@ -247,7 +243,7 @@ def test_database_errors_are_retried_with_backoff_provider_errors_never(llm, ten
         outcome = explain_result.apply(args=[result.pk], throw=False).get()
     assert len(calls) == 2  # one retry for the database error
     assert outcome["outcome"] == "provider_unavailable"
-    assert llm.calls == 2  # 1 call + LLM_MAX_RETRIES inside it; no task retry for the provider
+    assert len(llm.requests) == 2  # 1 call + LLM_MAX_RETRIES inside it; no task retry for the provider
     assert explain_result.acks_late and explain_result.reject_on_worker_lost
     assert explain_result.autoretry_for == (OperationalError, __import__("django.db").db.InterfaceError)
     assert explain_result.retry_backoff
@@ -288,24 +284,24 @@ def _drop_connection_pools(app):
 def test_broker_down_at_post_keeps_the_result_pending_and_the_sweep_enqueues_it(
     api_client, llm, payroll_payload, dead_broker, real_broker, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     response = post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
     assert response.status_code == 201
     assert response.json()["status"] == "pending"
     result = Result.objects.get()
     assert result.explanation_status == Result.ExplanationStatus.PENDING
-    assert llm.calls == 0
+    assert len(llm.requests) == 0
 
     # The broker is back (eager here: the real worker test covers Redis).
     real_broker.conf.task_always_eager = True
     call_command("sweep_pending_explanations", "--grace=0")
     result.refresh_from_db()
     assert (result.explanation_status, result.explanation_outcome) == ("done", "verified")
-    assert llm.calls == 1
+    assert len(llm.requests) == 1
 
 
 def test_sweep_skips_recent_pending_and_done_results(llm, tenant):
-    llm.script(("reply", "ok"))
+    llm.reply("ok")
     Result.objects.create(tenant=tenant, result_id="fresh", verdict="ok", payload_hash="x")
     Result.objects.create(
         tenant=tenant,
@@ -316,7 +312,7 @@ def test_sweep_skips_recent_pending_and_done_results(llm, tenant):
         explanation_outcome="verified",
     )
     assert services.results_sweep_pending() == 0  # within the grace period
-    assert llm.calls == 0
+    assert len(llm.requests) == 0
 
 
 def test_sweep_re_enqueues_a_queued_result_whose_message_was_lost(llm, tenant):
@@ -326,7 +322,7 @@ def test_sweep_re_enqueues_a_queued_result_whose_message_was_lost(llm, tenant):
 
     from explanations.tasks import sweep_pending_explanations
 
-    llm.script(("reply", "Custo de R$ 10,00."))
+    llm.reply("Custo de R$ 10,00.")
     long_ago = timezone.now() - timedelta(hours=2)
     lost = Result.objects.create(
         tenant=tenant, result_id="lost", verdict="ok", totals={"custo": "10"}, payload_hash="x",
@@ -340,7 +336,7 @@ def test_sweep_re_enqueues_a_queued_result_whose_message_was_lost(llm, tenant):
 
 def test_a_result_deleted_after_enqueue_is_skipped(llm):
     assert explain_result.apply(args=[987654]).get() is None
-    assert llm.calls == 0
+    assert len(llm.requests) == 0
 
 
 def test_beat_schedule_runs_the_sweep(settings):
@@ -358,7 +354,7 @@ def test_retry_service_explains_again_only_after_provider_unavailable(llm, tenan
         tenant=tenant, result_id="r-retry", verdict="ok", totals={"custo": "10"}, payload_hash="x",
         explanation_status="done", explanation_outcome="provider_unavailable",
     )  # fmt: skip
-    llm.script(("reply", "Custo de R$ 10,00."))
+    llm.reply("Custo de R$ 10,00.")
     with django_capture_on_commit_callbacks(execute=True):
         services.result_explanation_retry(acting_user=None, result=result)
     result.refresh_from_db()

@@ -27,16 +27,16 @@ def explain(api_client, payload, capture):
 @pytest.mark.parametrize(
     ("script", "outcome"),
     [
-        (("reply", VERIFIED_NARRATIVE), "verified"),
-        (("reply", REJECTED_NARRATIVE), "rejected"),
-        (("empty",), "no_response"),
-        (("status", 500), "provider_unavailable"),
+        (lambda s: s.reply(VERIFIED_NARRATIVE), "verified"),
+        (lambda s: s.reply(REJECTED_NARRATIVE), "rejected"),
+        (lambda s: s.reply(""), "no_response"),
+        (lambda s: s.status(500).status(500), "provider_unavailable"),
     ],
 )
 def test_counter_by_outcome_and_duration_histogram(
     api_client, llm, payroll_payload, script, outcome, django_capture_on_commit_callbacks
 ):
-    llm.script(script)
+    script(llm)
     before = sample("contexto_explanations_total", outcome=outcome)
     before_count = sample("contexto_explanation_duration_seconds_count")
     explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
@@ -49,7 +49,7 @@ def test_duration_is_recorded_when_the_step_fails(llm, tenant, monkeypatch):
 
     from explanations import services
 
-    llm.script(("reply", "ok"))
+    llm.reply("ok")
     result = Result.objects.create(tenant=tenant, result_id="r-fail", verdict="ok", payload_hash="x")
     monkeypatch.setattr(services, "_record_outcome", lambda **kw: (_ for _ in ()).throw(OperationalError("db down")))
     errors = sample("contexto_explanations_total", outcome="error")
@@ -65,7 +65,7 @@ def test_rerun_without_model_call_is_not_counted_again(
 ):
     from explanations.tasks import explain_result
 
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
     verified = sample("contexto_explanations_total", outcome="verified")
     explain_result.apply(args=[Result.objects.get().pk])
@@ -75,7 +75,7 @@ def test_rerun_without_model_call_is_not_counted_again(
 def test_metrics_endpoint_exposes_the_registry(
     client, settings, api_client, llm, payroll_payload, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", VERIFIED_NARRATIVE))
+    llm.reply(VERIFIED_NARRATIVE)
     explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
     response = client.get("/metrics")
     assert response.status_code == 200
@@ -117,7 +117,7 @@ def _repo_root():
 def test_logs_have_ids_and_outcome_but_no_content(
     api_client, llm, payroll_payload, caplog, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", REJECTED_NARRATIVE))
+    llm.reply(REJECTED_NARRATIVE)
     with caplog.at_level(logging.DEBUG):
         explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
     explanation = Explanation.objects.get()
@@ -157,7 +157,7 @@ def auditor_client(client, tenant):
 def test_auditor_sees_the_rejected_narrative_with_unmatched_numbers_highlighted(
     auditor_client, api_client, llm, payroll_payload, django_capture_on_commit_callbacks
 ):
-    llm.script(("reply", REJECTED_NARRATIVE))
+    llm.reply(REJECTED_NARRATIVE)
     explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
     explanation = Explanation.objects.get()
 

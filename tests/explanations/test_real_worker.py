@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 import uuid
 from pathlib import Path
@@ -20,6 +21,7 @@ from django_celery_results.models import TaskResult
 
 from explanations.models import Explanation, Result
 from explanations.tasks import explain_result
+from tests.support.llm_server import Behaviour
 
 from .conftest import REJECTED_NARRATIVE, VERIFIED_NARRATIVE
 
@@ -107,13 +109,13 @@ def explanation_done(result_id):
 
 
 def test_real_worker_explains_a_posted_result(worker, llm_server, api_client, payroll_payload, client, monkeypatch):
-    llm_server.script(("reply", VERIFIED_NARRATIVE))
+    llm_server.reply(VERIFIED_NARRATIVE)
     assert api_client.post("/api/v1/results", payroll_payload, format="json").status_code == 201
     wait_until(lambda: explanation_done("sim-2026-03-0001"), "the explanation", worker)
 
     body = api_client.get("/api/v1/results/sim-2026-03-0001/explanation").json()
     assert (body["outcome"], body["narrative"]) == ("verified", VERIFIED_NARRATIVE)
-    assert llm_server.calls == 1
+    assert len(llm_server.requests) == 1
 
     # Operators see the task state in the admin (django-celery-results).
     wait_until(lambda: TaskResult.objects.filter(status="SUCCESS").exists(), "the task state", worker)
@@ -137,15 +139,21 @@ def test_real_worker_explains_a_posted_result(worker, llm_server, api_client, pa
 def test_worker_killed_mid_call_is_redelivered_and_explains_once(worker, llm_server, api_client, payroll_payload):
     # First delivery hangs in the model call and its pool process is killed;
     # acks_late + reject_on_worker_lost put the message back.
-    llm_server.script(("delay", 45, REJECTED_NARRATIVE), ("reply", VERIFIED_NARRATIVE))
+    first_call = threading.Event()
+
+    def hang(request):
+        first_call.set()
+        return Behaviour("reply", content=REJECTED_NARRATIVE, delay=45)
+
+    llm_server.call(hang).reply(VERIFIED_NARRATIVE)
     assert api_client.post("/api/v1/results", payroll_payload, format="json").status_code == 201
-    assert llm_server.received.wait(WAIT_SECONDS), worker.output()[-3000:]
+    assert first_call.wait(WAIT_SECONDS), worker.output()[-3000:]
     for pid in worker.pool_children():
         os.kill(pid, signal.SIGKILL)
 
     wait_until(lambda: explanation_done("sim-2026-03-0001"), "the redelivered explanation", worker)
     assert "WorkerLostError" in worker.output()
-    assert llm_server.calls == 2
+    assert len(llm_server.requests) == 2
     explanation = Explanation.objects.get()
     assert explanation.outcome == "verified"
 
@@ -156,5 +164,5 @@ def test_worker_killed_mid_call_is_redelivered_and_explains_once(worker, llm_ser
         lambda: TaskResult.objects.filter(task_id=async_result.id, status="SUCCESS").exists(), "the re-run", worker
     )
     assert '"model_called": false' in TaskResult.objects.get(task_id=async_result.id).result
-    assert llm_server.calls == 2
+    assert len(llm_server.requests) == 2
     assert Explanation.objects.count() == 1
