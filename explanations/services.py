@@ -223,9 +223,11 @@ def explanation_run(*, result_pk: int, task_id: str = "") -> ExplanationRun | No
             duration_ms=duration_ms,
             task_id=task_id,
         )
-    except BaseException:
+    except BaseException as exc:
         EXPLANATIONS.labels(outcome="error").inc()
-        logger.warning("explanation.error result_id=%s task_id=%s", result.result_id, task_id)
+        logger.warning(
+            "explanation.error result_id=%s task_id=%s error=%s", result.result_id, task_id, type(exc).__name__
+        )
         raise
     finally:
         EXPLANATION_DURATION.observe(time.monotonic() - started)
