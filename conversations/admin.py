@@ -141,3 +141,5 @@ class HandoffAdmin(admin.ModelAdmin):
         self.message_user(request, f"{resolved} hand-off(s) marked resolved.", messages.SUCCESS)
 
 
+# The UI-context engine's admin (semantic registry, accessible entities, snapshots).
+import conversations.context.admin  # noqa: E402,F401

@@ -203,3 +203,7 @@ class Handoff(models.Model):
     @property
     def is_resolved(self) -> bool:
         return self.resolved_at is not None
+
+
+# The UI-context engine's models live with the engine; importing them here registers them.
+from conversations.context.models import AccessibleEntity, ContextSnapshot, SemanticElement  # noqa: E402,F401

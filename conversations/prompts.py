@@ -66,6 +66,7 @@ def build_call(
     history: list[tuple[str, str]],
     user_text: str,
     budget: int,
+    ui_context: str = "",
 ) -> PreparedCall:
     """Assemble the LLM request; packages no longer in the active catalog are skipped."""
 
@@ -90,6 +91,9 @@ def build_call(
     if listed:
         lines = [f"- {'::' if e.is_procedure else ''}{e.package_id} — {e.title}: {e.summary}" for e in listed]
         parts.append("## Also relevant (not loaded; ask with s=99 if needed)\n" + "\n".join(lines))
+    if ui_context:
+        # Minimized by the context engine: names and ids, never record fields or masked data.
+        parts.append("## Where the user is\n" + ui_context)
     system_prompt = "\n\n".join(p for p in parts if p)
 
     messages = [ChatMessage("system", system_prompt)]

@@ -195,6 +195,21 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if LLM_BASE_URL else "offlin
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
+
+# --- UI context engine (docs/context-engine.md) -------------------------------------
+
+# The seed's limit: a typical context is 1–3 KB; anything over 5 KB is a DOM dump or a bug.
+CONTEXT_MAX_BYTES = env.int("CONTEXT_MAX_BYTES", default=5120)
+# A context older than this no longer describes the screen the user is looking at.
+CONTEXT_TTL_SECONDS = env.int("CONTEXT_TTL_SECONDS", default=300)
+# Tolerated client clock skew for capturedAt in the future.
+CONTEXT_MAX_FUTURE_SKEW_SECONDS = env.int("CONTEXT_MAX_FUTURE_SKEW_SECONDS", default=30)
+# Keys masked before storage, added to the built-in list (cpf, cnpj, rg, email, telefone, ...).
+CONTEXT_SENSITIVE_KEYS = env.list("CONTEXT_SENSITIVE_KEYS", default=[])
+# Callable deciding which entities of a context the caller may see (the front end is no authority).
+CONTEXT_AUTHORIZER = env(
+    "CONTEXT_AUTHORIZER", default="conversations.context.authorization.accessible_entity_authorizer"
+)
 # Scripted replies for LLM_PROVIDER=replay (demos, the seed's TC-99 replay); see conversations/llm/replay.py.
 LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
 # Hard stop for any reply loop the enrichment budget does not catch (seed: 10 iterations per turn).

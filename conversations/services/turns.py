@@ -28,6 +28,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from conversations.context.services import (
+    PreparedContext,
+    context_prepare,
+    context_resolve,
+    context_snapshot_create,
+)
 from conversations.exceptions import (
     IdempotencyKeyReusedError,
     IdempotentRequestInProgressError,
@@ -36,6 +42,7 @@ from conversations.exceptions import (
 from conversations.llm import LLMConfigError, ProviderUnavailable
 from conversations.llm_settings import provider_for
 from conversations.models import (
+    ContextSnapshot,
     Handoff,
     HandoffReason,
     Message,
@@ -51,6 +58,7 @@ from knowledge.catalog import Catalog, get_active_catalog
 
 logger = logging.getLogger("conversations.turns")
 
+MAX_LINKED_PACKAGES = 3  # registry-linked bodies delivered for the focus, before the router lands
 HISTORY_MESSAGES = 20  # earlier turns the model sees; older ones add cost, rarely meaning
 
 HANDOFF_MESSAGE = (
@@ -103,7 +111,12 @@ class TurnContext:
 
     snapshot_id: int | None = None
     clarification: str = ""  # a question back to the user instead of a guess
+    # {"message": the rewritten message, "semantic_context": {focus, parent_ids, page},
+    #  "linked_packages": registry links of the focus, then its parents, then the page}
     routing_hints: dict = field(default_factory=dict)
+    user_text: str = ""  # the message with its references made explicit (router and agent)
+    prompt_context: str = ""  # the minimized UI-context block for the system prompt
+    response_fields: dict = field(default_factory=dict)  # intent, recordChange, clarification, resolution
 
 
 # --- 1. idempotency ------------------------------------------------------------------
@@ -135,22 +148,44 @@ def _idempotent_response(*, session: Session, key: str | None, fingerprint: str)
 # --- 2–4. context (issue 5) --------------------------------------------------------------
 
 
-def _context_validate(*, session: Session, context: dict | None) -> dict | None:
-    """Validate the AgentContext before anything is written (schema, size, age, tenant).
+EMPTY_CONTEXT_FIELDS = {"intent": None, "recordChange": None, "clarification": None, "resolution": None}
 
-    Accepted as an opaque optional object for now; the context issue replaces this.
+
+def _context_validate(*, acting_user, tenant, session: Session, context: dict | None) -> PreparedContext | None:
+    """Validate the AgentContext before anything is written (size, schema, age, authorization).
+
+    A whole context or ``{baseSnapshotId, delta}``; raises a ContextError (4xx) on rejection.
     """
-    return context
+    if context is None:
+        return None
+    return context_prepare(tenant=tenant, user=acting_user, session=session, payload=context)
 
 
-def _context_snapshot_store(*, session: Session, inbound: Message, context: dict | None) -> int | None:
+def _context_snapshot_store(*, session: Session, inbound: Message, context: PreparedContext | None) -> int | None:
     """Store the validated context as a snapshot; return its id (inside the open-turn transaction)."""
-    return None
+    if context is None:
+        return None
+    return context_snapshot_create(session=session, prepared=context).pk
 
 
-def _references_resolve(*, session: Session, inbound: Message, context: dict | None) -> TurnContext:
+def _references_resolve(*, session: Session, inbound: Message, context: PreparedContext | None) -> TurnContext:
     """Resolve "isso/este/aqui" against the context; ambiguity becomes a clarification."""
-    return TurnContext(snapshot_id=inbound.context_snapshot_id)
+    if context is None:
+        return TurnContext(snapshot_id=inbound.context_snapshot_id, response_fields=dict(EMPTY_CONTEXT_FIELDS))
+    turn = context_resolve(prepared=context, text=inbound.text)
+    resolution = turn.resolution
+    return TurnContext(
+        snapshot_id=inbound.context_snapshot_id,
+        clarification=resolution.clarification.question if resolution.clarification else "",
+        routing_hints={
+            "message": resolution.rewritten_message,
+            "semantic_context": turn.semantic_context,
+            "linked_packages": list(turn.linked_packages),
+        },
+        user_text=resolution.rewritten_message,
+        prompt_context=turn.prompt_context,
+        response_fields=turn.response_fields(),
+    )
 
 
 # --- 5. knowledge set ----------------------------------------------------------------------
@@ -161,13 +196,17 @@ def knowledge_set_for_turn(
 ) -> KnowledgeSet:
     """The packages the router delivers for this message (bodies) or offers (listed).
 
-    The knowledge router plugs in here. Without it (or with
-    ``AGENT_KNOWLEDGE_ROUTER = False``) the agent gets the catalog alone and
-    fetches what it needs with s=99.
+    The knowledge router plugs in here (with ``turn_context.routing_hints``: the
+    rewritten message and the semantic context for its boost). Until then the
+    packages the semantic registry links to the user's focus (then its parents,
+    then the page) are delivered; otherwise the catalog alone, and the agent
+    fetches what it needs with s=99. ``AGENT_KNOWLEDGE_ROUTER = False``: the
+    catalog alone.
     """
     if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
         return KnowledgeSet()
-    return KnowledgeSet()
+    linked = turn_context.routing_hints.get("linked_packages") or []
+    return KnowledgeSet(full_ids=tuple(pid for pid in linked if catalog.get(pid) is not None)[:MAX_LINKED_PACKAGES])
 
 
 # --- 3. and 7. the session row, always locked ---------------------------------------------------
@@ -221,7 +260,9 @@ def _fetch_record(*, session_id: int, package_id: str) -> list[str]:
     return collected
 
 
-def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict) -> dict:
+def _turn_close(
+    *, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict, extra: dict | None = None
+) -> dict:
     with transaction.atomic():
         locked = _session_lock(session.pk)
         reply = Message(
@@ -261,6 +302,8 @@ def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, tim
             "catalog_version": outcome.catalog_version,
             "timings_ms": timings,
             "session_status": locked.status,
+            "contextSnapshotId": inbound.context_snapshot_id,
+            **(extra or {}),
         }
         reply.response = response
         reply.save(update_fields=["response"])
@@ -276,8 +319,9 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
     cap = max_calls()
     history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
     catalog = get_active_catalog()
+    # The router searches the message with its references made explicit (labels, record, tab).
     knowledge_set = knowledge_set_for_turn(
-        session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
+        session=session, text=turn_context.user_text or inbound.text, turn_context=turn_context, catalog=catalog
     )
     collected = list(session.collected_packages or [])
     state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
@@ -311,8 +355,9 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
             knowledge_set=knowledge_set,
             collected_ids=collected,
             history=history,
-            user_text=inbound.text,
+            user_text=turn_context.user_text or inbound.text,
             budget=budget,
+            ui_context=turn_context.prompt_context,
         )
         for delivered in prepared.delivered:
             state.packages[delivered.package_id] = delivered.revision
@@ -396,7 +441,7 @@ def message_send(
     if stored is not None:
         return TurnResult(stored, replayed=True)
 
-    context = _context_validate(session=session, context=context)
+    context = _context_validate(acting_user=acting_user, tenant=tenant, session=session, context=context)
     inbound, stored = _turn_open(
         session=session, text=text, context=context, key=idempotency_key, fingerprint=fingerprint
     )
@@ -415,10 +460,14 @@ def message_send(
             outcome = _agent_loop(session=session, inbound=inbound, turn_context=turn_context)
         total_ms = _ms_since(started)
         timings = {"total": total_ms, "llm": outcome.llm_ms, "overhead": max(total_ms - outcome.llm_ms, 0)}
-        response = _turn_close(session=session, inbound=inbound, outcome=outcome, timings=timings)
+        response = _turn_close(
+            session=session, inbound=inbound, outcome=outcome, timings=timings, extra=turn_context.response_fields
+        )
     except Exception:
         # A bug, not a provider failure: leave no half-finished turn (and free the idempotency key).
         Message.objects.filter(pk=inbound.pk, status=MessageStatus.RECEIVED).delete()
+        if inbound.context_snapshot_id is not None:
+            ContextSnapshot.objects.filter(pk=inbound.context_snapshot_id, session=session).delete()
         logger.error("turn failed session=%s message=%s", session.pk, inbound.pk)
         raise
 
