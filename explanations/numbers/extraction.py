@@ -1,128 +1,31 @@
-"""Find the numbers a Portuguese (pt-BR) text cites, and check them.
+"""`extract_numbers(text)`: every number a pt-BR text cites, with offsets.
 
-Public API: `extract_numbers(text)` and `check_narrative(text, citable)`.
-Pure Python, no Django: it is the part of the explanation step that decides
-whether a narrative may be shown, so it is small, fast and exhaustively
-tested. The decisions on hard cases are documented in docs/explanations.md
-("Number checking rules"); the short version is in the comments below.
-
-Why not text2num's `alpha2digit`: it rewrites the text and loses the
-offsets (an auditor needs them to highlight an unmatched number), it turns
-"vinte e três por cento" into "23 por 100", and it does not read money in
-words ("dois reais e cinquenta centavos"). The word grammar here is small
-(numbers below one trillion, as num2words writes them) and is property
-tested against num2words.
+A tokenizer (identifiers and list markers masked first) feeds a small
+recursive-descent parser over digits, number words, scales, signs and
+units. Each `_Parser` method takes a token index and returns what it read
+and the next index, or None; it never consumes a token it cannot use.
 """
 
 from __future__ import annotations
 
-import functools
 import re
 import unicodedata
-from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
 
-NUMBER = "number"
-CURRENCY = "currency"
-PERCENT = "percent"
-# Kinds only a citable number has: a breakdown key such as a store code, and
-# the year or month of a period. A cited plain number may match them.
-CODE = "code"
-PERIOD = "period"
-ANY = "any"
-
-# A number written with a scale word ("1,2 milhão", "R$ 3 mil") is read as
-# rounded to the precision written, but never further than this from the
-# citable value.
-ROUNDING_MAX_RELATIVE_ERROR = Decimal("0.05")
-
-
-@dataclass(frozen=True)
-class CitedNumber:
-    """A number found in a text. `value` is signed only when a sign was
-    written ("-3,5%", "menos doze"); a percentage is its fraction (0.0245).
-    `step` is the rounding step when the number was written with a scale
-    word ("1,2 milhão" -> 100000), else None (exact)."""
-
-    value: Decimal
-    kind: str
-    start: int
-    end: int
-    text: str
-    step: Decimal | None = None
-
-
-@dataclass(frozen=True)
-class CitableNumber:
-    """A number the narrative may cite: its value and the exact pt-BR text
-    the prompt listed ("R$ 1.234.567,89"). `label` says where it came from
-    (e.g. "totals.simulado"); it is for people, never for matching."""
-
-    value: Decimal
-    kind: str
-    text: str
-    label: str = ""
-
-    def values(self) -> frozenset[Decimal]:
-        """The raw value plus the value its listed text stands for (the text
-        may be rounded: 0.024537 is listed as "2,45%")."""
-        shown = _values_written(self.text) if self.kind in (CURRENCY, PERCENT) else frozenset()
-        return frozenset({Decimal(self.value), *shown})
-
-
-@functools.lru_cache(maxsize=4096)
-def _values_written(text: str) -> frozenset[Decimal]:
-    return frozenset(c.value for c in extract_numbers(text))
-
-
-@dataclass(frozen=True)
-class NumberCheck:
-    passed: bool
-    cited: tuple[CitedNumber, ...]
-    unmatched: tuple[CitedNumber, ...]
-
-
-# --------------------------------------------------------------------------
-# Vocabulary (keys are lower case without accents)
-
-_UNITS = {
-    "zero": 0, "um": 1, "uma": 1, "dois": 2, "duas": 2, "tres": 3, "quatro": 4,
-    "cinco": 5, "seis": 6, "sete": 7, "oito": 8, "nove": 9, "dez": 10, "onze": 11,
-    "doze": 12, "treze": 13, "catorze": 14, "quatorze": 14, "quinze": 15,
-    "dezesseis": 16, "dezasseis": 16, "dezessete": 17, "dezassete": 17,
-    "dezoito": 18, "dezenove": 19, "dezanove": 19,
-}  # fmt: skip
-_TENS = {
-    "vinte": 20, "trinta": 30, "quarenta": 40, "cinquenta": 50, "sessenta": 60,
-    "setenta": 70, "oitenta": 80, "noventa": 90,
-}  # fmt: skip
-_HUNDREDS = {
-    "cento": 100, "duzentos": 200, "duzentas": 200, "trezentos": 300, "trezentas": 300,
-    "quatrocentos": 400, "quatrocentas": 400, "quinhentos": 500, "quinhentas": 500,
-    "seiscentos": 600, "seiscentas": 600, "setecentos": 700, "setecentas": 700,
-    "oitocentos": 800, "oitocentas": 800, "novecentos": 900, "novecentas": 900,
-}  # fmt: skip
-_SCALES = {
-    "mil": 10**3, "milhao": 10**6, "milhoes": 10**6, "bilhao": 10**9,
-    "bilhoes": 10**9, "trilhao": 10**12, "trilhoes": 10**12,
-}  # fmt: skip
-# Abbreviations (Babel's compact format writes "R$ 1,2 mi") follow digits only.
-_DIGIT_SCALES = {**_SCALES, "mi": 10**6, "bi": 10**9, "tri": 10**12}
-_MONTHS = {
-    "janeiro": 1, "fevereiro": 2, "março": 3, "abril": 4, "maio": 5, "junho": 6,
-    "julho": 7, "agosto": 8, "setembro": 9, "outubro": 10, "novembro": 11, "dezembro": 12,
-}  # fmt: skip
-_MONTH_ABBREVIATIONS = "jan|fev|mar|abr|mai|jun|jul|ago|set|out|nov|dez"
-# Proportions in words are arithmetic the model did ("metade da diferença",
-# "o dobro"): they are extracted so that, unless given, they fail the check.
-_PROPORTIONS = {
-    "metade": Decimal("0.5"), "terco": Decimal(1) / 3, "tercos": Decimal(2) / 3,
-    "dobro": Decimal(2), "triplo": Decimal(3), "quadruplo": Decimal(4),
-}  # fmt: skip
-# "pelo menos três" is "at least three", not minus three.
-_NOT_A_SIGN_AFTER = {"pelo", "ao", "no", "mais", "a", "o", "de", "em", "bem"}
-_ORDINAL_MARKS = {"º", "ª", "°"}
+from explanations.numbers.types import CURRENCY, NUMBER, PERCENT, CitedNumber
+from explanations.numbers.vocabulary import (
+    DIGIT_SCALES,
+    HUNDREDS,
+    MONTH_ABBREVIATIONS,
+    MONTHS,
+    NOT_A_SIGN_AFTER,
+    ORDINAL_MARKS,
+    PROPORTIONS,
+    SCALES,
+    TENS,
+    UNITS,
+)
 
 # --------------------------------------------------------------------------
 # Tokens
@@ -142,7 +45,7 @@ _LETTER_RE = re.compile(r"[^\W\d_]")
 _GLUED_OK_RE = re.compile(r"\d+(?:[ºª]|mil|mi|bi|tri|x)", re.IGNORECASE)
 # "mar/2026", "jan/26": a month abbreviation is only a month before a year.
 _MONTH_ABBREVIATION_RE = re.compile(
-    rf"(?<!\w)(?P<month>{_MONTH_ABBREVIATIONS})/(?P<year>\d{{4}}|\d{{2}})(?!\w)", re.IGNORECASE
+    rf"(?<!\w)(?P<month>{MONTH_ABBREVIATIONS})/(?P<year>\d{{4}}|\d{{2}})(?!\w)", re.IGNORECASE
 )
 # Markdown list markers ("1. ", "2) ") at the start of a line are layout.
 _LIST_MARKER_RE = re.compile(r"(?m)^[ \t]*\d{1,2}[.)](?=[ \t])")
@@ -197,8 +100,7 @@ def _digits_value(text: str) -> tuple[Decimal, int]:
 
 
 # --------------------------------------------------------------------------
-# Parser over tokens. Each `_parse_*` takes an index and returns
-# (value, next index) or None; it never consumes a token it cannot use.
+# Parser over tokens
 
 
 class _Parser:
@@ -225,21 +127,21 @@ class _Parser:
         w = self.fold(i)
         if w == "cem":
             return 100, i + 1
-        if w in _HUNDREDS:
+        if w in HUNDREDS:
             if self.is_conj(i + 1) and (rest := self.tens_units(i + 2)):
-                return _HUNDREDS[w] + rest[0], rest[1]
-            return None if w == "cento" else (_HUNDREDS[w], i + 1)
+                return HUNDREDS[w] + rest[0], rest[1]
+            return None if w == "cento" else (HUNDREDS[w], i + 1)
         return self.tens_units(i)
 
     def tens_units(self, i: int) -> tuple[int, int] | None:
         w = self.fold(i)
-        if w in _TENS:
+        if w in TENS:
             unit = self.fold(i + 2) if self.is_conj(i + 1) else None
-            if unit in _UNITS and 1 <= _UNITS[unit] <= 9:
-                return _TENS[w] + _UNITS[unit], i + 3
-            return _TENS[w], i + 1
-        if w in _UNITS:
-            return _UNITS[w], i + 1
+            if unit in UNITS and 1 <= UNITS[unit] <= 9:
+                return TENS[w] + UNITS[unit], i + 3
+            return TENS[w], i + 1
+        if w in UNITS:
+            return UNITS[w], i + 1
         return None
 
     # ---- whole numbers in words, below one quadrillion
@@ -248,7 +150,7 @@ class _Parser:
         """One group: "duzentos e trinta e quatro mil" -> (234, 1000, next)."""
         s = self.small(i)
         value, j = s if s else (None, i)
-        scale = _SCALES.get(self.fold(j))
+        scale = SCALES.get(self.fold(j))
         if scale:
             if value is None and scale != 1000:  # "milhão" needs "um"
                 return None
@@ -281,7 +183,7 @@ class _Parser:
     def word_fraction(self, i: int) -> tuple[str, int] | None:
         """Digits after "vírgula": "zero cinco" -> "05", "quarenta e cinco" -> "45"."""
         digits, j = "", i
-        while (s := self.small(j)) and _SCALES.get(self.fold(s[1])) is None:
+        while (s := self.small(j)) and SCALES.get(self.fold(s[1])) is None:
             digits += str(s[0])
             j = s[1]
         return (digits, j) if digits else None
@@ -297,7 +199,7 @@ class _Parser:
             and self.glued(j, j + 1)
             and not (j > 0 and self.glued(j - 1, j) and self.t[j - 1].type in ("num", "word"))
         )
-        menos = self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in _NOT_A_SIGN_AFTER)
+        menos = self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in NOT_A_SIGN_AFTER)
         if minus_sign or menos:
             negative, j = True, j + 1
         if j < len(self.t) and self.t[j].type == "cur":
@@ -334,9 +236,9 @@ class _Parser:
         value, decimals = _digits_value(self.t[j].text)
         k = j + 1
         nxt = self.t[k] if k < len(self.t) else None
-        if nxt and self.glued(j, k) and (nxt.text in _ORDINAL_MARKS):
+        if nxt and self.glued(j, k) and (nxt.text in ORDINAL_MARKS):
             return value, None, k + 1, True, False
-        scale = _DIGIT_SCALES.get(self.fold(k))
+        scale = DIGIT_SCALES.get(self.fold(k))
         step = None
         if scale:
             value, step, k = value * scale, Decimal(1).scaleb(-decimals) * scale, k + 1
@@ -352,7 +254,7 @@ class _Parser:
         nxt = self.t[k + 1] if k + 1 < len(self.t) else None
         if nxt and nxt.type == "num":
             inner, decimals = _digits_value(nxt.text)
-            sub = _DIGIT_SCALES.get(self.fold(k + 2))
+            sub = DIGIT_SCALES.get(self.fold(k + 2))
             if sub and sub < scale and inner * sub < scale:
                 return value + inner * sub, k + 3, Decimal(1).scaleb(-decimals) * sub
             return value, k, step
@@ -414,16 +316,16 @@ class _Parser:
         tok = self.t[i]
         if tok.type != "word":
             return None
-        if tok.text.lower() in _MONTHS:
-            return CitedNumber(Decimal(_MONTHS[tok.text.lower()]), NUMBER, tok.start, tok.end, tok.text)
-        if tok.fold in _PROPORTIONS:
-            return CitedNumber(_PROPORTIONS[tok.fold], NUMBER, tok.start, tok.end, tok.text)
+        if tok.text.lower() in MONTHS:
+            return CitedNumber(Decimal(MONTHS[tok.text.lower()]), NUMBER, tok.start, tok.end, tok.text)
+        if tok.fold in PROPORTIONS:
+            return CitedNumber(PROPORTIONS[tok.fold], NUMBER, tok.start, tok.end, tok.text)
         return None
 
 
 def _abbreviated_months(text: str) -> list[CitedNumber]:
     found = []
-    months = {m: n for n, m in enumerate(_MONTH_ABBREVIATIONS.split("|"), start=1)}
+    months = {m: n for n, m in enumerate(MONTH_ABBREVIATIONS.split("|"), start=1)}
     for m in _MONTH_ABBREVIATION_RE.finditer(text):
         year = m.group("year")
         year_value = Decimal(year) + (2000 if len(year) == 2 else 0)
@@ -449,58 +351,3 @@ def extract_numbers(text: str) -> list[CitedNumber]:
             found.append(word)
         i += 1
     return sorted(found, key=lambda c: c.start)
-
-
-# --------------------------------------------------------------------------
-# Checking
-
-_COMPATIBLE = {
-    PERCENT: {PERCENT, ANY},
-    CURRENCY: {CURRENCY, NUMBER, ANY},
-    NUMBER: {NUMBER, CURRENCY, CODE, PERIOD, ANY},
-}
-
-
-def _as_citable(item) -> CitableNumber:
-    if isinstance(item, CitableNumber):
-        return item
-    value = Decimal(str(item)) if isinstance(item, float) else Decimal(item)
-    return CitableNumber(value=value, kind=ANY, text=str(item))
-
-
-def matches(cited: CitedNumber, citable: CitableNumber, values: frozenset[Decimal] | None = None) -> bool:
-    if citable.kind not in _COMPATIBLE[cited.kind]:
-        return False
-    for value in citable.values() if values is None else values:
-        # An unsigned citation matches either sign ("queda de 3,5%" for
-        # -0.035): the sign is carried by words. A written minus must match.
-        if cited.value < 0 and value >= 0:
-            continue
-        target, got = abs(value), abs(cited.value)
-        if got == target:
-            return True
-        if cited.step is not None and target != 0:
-            error = abs(got - target)
-            if error * 2 <= cited.step and error <= target * ROUNDING_MAX_RELATIVE_ERROR:
-                return True
-    return False
-
-
-def check_narrative(text: str, citable: Iterable[CitableNumber | Decimal | int | str]) -> NumberCheck:
-    """Every number the text cites must match a citable number."""
-    candidates = [(n, n.values()) for n in map(_as_citable, citable)]
-    # Exact matches by absolute value first (one lookup); the full scan is
-    # only for rounded citations and misses.
-    by_value: dict[Decimal, list] = {}
-    for n, values in candidates:
-        for value in values:
-            by_value.setdefault(abs(value), []).append((n, values))
-    cited = tuple(extract_numbers(text))
-
-    def matched(c: CitedNumber) -> bool:
-        if any(matches(c, n, values) for n, values in by_value.get(abs(c.value), ())):
-            return True
-        return c.step is not None and any(matches(c, n, values) for n, values in candidates)
-
-    unmatched = tuple(c for c in cited if not matched(c))
-    return NumberCheck(passed=not unmatched, cited=cited, unmatched=unmatched)
