@@ -195,6 +195,10 @@ class TypoExpander:
                 table.setdefault(deleted, []).append(term)
         return table
 
+    def prepare(self) -> None:
+        if self._deletes is None:
+            self._deletes = self._build()
+
     def expand(self, term: str, limit: int = 2) -> list[str]:
         if term in self._vocabulary or len(term) < TYPO_MIN_LENGTH or term.isdigit():
             return []

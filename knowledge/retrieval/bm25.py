@@ -156,7 +156,11 @@ class SparseBM25Index:
             norm = np.full(n_docs, k1)
         term_of_posting = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
         data = idf[term_of_posting] * (tf * (k1 + 1)) / (tf + norm[indices]) if len(tf) else tf
-        return cls(
+        term_max = np.zeros(len(indptr) - 1)
+        nonempty = np.diff(indptr) > 0
+        if len(data):
+            term_max[nonempty] = np.maximum.reduceat(data, indptr[:-1][nonempty])
+        index = cls(
             vocabulary=vocabulary,
             postings=_Postings(indptr, indices, np.ascontiguousarray(data)),
             idf=idf,
@@ -166,6 +170,8 @@ class SparseBM25Index:
             b=b,
             delta=delta,
         )
+        index.term_max = term_max  # best weight of each term: the pruning bound
+        return index
 
     # ------------------------------------------------------------------ terms
 
@@ -214,6 +220,57 @@ class SparseBM25Index:
             floor += self.delta * self.idf_values[col] * w
         return acc, floor
 
+    def _accumulate_pruned(self, weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """Exact top-k candidates without walking every common term's postings (MaxScore).
+
+        Terms are taken by decreasing upper bound (their best posting × query
+        weight). Once the k-th best score among the documents seen so far beats
+        the sum of the upper bounds of the terms not yet walked, no unseen
+        document can enter the top k: the remaining terms are only looked up
+        (binary search) for the documents already seen.
+        """
+        p = self._postings
+        terms = [(self.vocabulary[t], w) for t, w in weights.items() if t in self.vocabulary and w > 0]
+        floor = sum(self.delta * self.idf_values[col] * w for col, w in terms)
+        acc = np.zeros(self.n_docs, dtype=np.float64)
+        if not terms:
+            return acc, np.zeros(0, dtype=np.int64), floor
+        terms.sort(key=lambda cw: -self.term_max[cw[0]] * cw[1])
+        bounds = [self.term_max[col] * w for col, w in terms]
+        seen = np.zeros(self.n_docs, dtype=bool)
+        walked = 0
+        touched = None
+        while walked < len(terms):
+            col, w = terms[walked]
+            start, end = p.indptr[col], p.indptr[col + 1]
+            docs = p.indices[start:end]
+            acc[docs] += p.data[start:end] * w
+            seen[docs] = True
+            walked += 1
+            rest = sum(bounds[walked:])
+            touched = None
+            if rest <= 0:
+                break
+            touched = np.flatnonzero(seen)
+            if touched.size >= k and -np.partition(-acc[touched], k - 1)[k - 1] > rest:
+                break
+        if touched is None:
+            touched = np.flatnonzero(seen)
+        for col, w in terms[walked:]:
+            start, end = p.indptr[col], p.indptr[col + 1]
+            postings = p.indices[start:end]
+            if postings.size == 0:
+                continue
+            if touched.size * 16 > postings.size:
+                # Cheaper to add the whole postings list: unseen documents gain
+                # score too, but they are not candidates.
+                acc[postings] += p.data[start:end] * w
+                continue
+            at = np.minimum(np.searchsorted(postings, touched), postings.size - 1)
+            hit = postings[at] == touched
+            acc[touched[hit]] += p.data[start + at[hit]] * w
+        return acc, touched.astype(np.int64), floor
+
     def match_scores(self, query_tokens: Iterable[str] | Mapping[str, float]) -> np.ndarray:
         """Per-document score *without* the δ floor: zero means no query term matched."""
         acc, _ = self._accumulate(_as_weighted(query_tokens))
@@ -247,12 +304,13 @@ class SparseBM25Index:
         """
         if k <= 0 or self.n_docs == 0:
             return []
-        acc, floor = self._accumulate(_as_weighted(query_tokens))
+        weights = _as_weighted(query_tokens)
         if candidates is not None:
+            acc, floor = self._accumulate(weights)
             pool = np.asarray(candidates, dtype=np.int64)
             pool = pool[acc[pool] > 0]
         else:
-            pool = np.flatnonzero(acc)
+            acc, pool, floor = self._accumulate_pruned(weights, k)
         if pool.size == 0:
             return []
         values = acc[pool]

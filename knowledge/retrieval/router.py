@@ -265,7 +265,8 @@ class RouterIndex:
         lengths: list[float] = []
         self._id_keys: dict[str, int] = {}
         self._semantic: dict[str, list[int]] = {}
-        self._keywords_by_term: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
+        kw_groups: dict[tuple[str, ...], list[int]] = {}
+        self._entry_keywords: list[tuple[tuple[tuple[str, ...], str], ...]] = []
         for i, e in enumerate(self.entries):
             fields = {
                 "id": analyze_identifier(e.package_id),
@@ -290,14 +291,34 @@ class RouterIndex:
                     self._id_keys.setdefault(key, i)
             for sid in e.semantic_ids:
                 self._semantic.setdefault(sid.lower(), []).append(i)
+            analyzed_keywords = []
             for kw in e.keywords:
                 kw_terms = tuple(dict.fromkeys(analyze(kw)))
                 if kw_terms:
-                    self._keywords_by_term.setdefault(kw_terms[0], []).append((i, kw_terms, kw))
+                    kw_groups.setdefault(kw_terms, []).append(i)
+                    analyzed_keywords.append((kw_terms, kw))
+            self._entry_keywords.append(tuple(analyzed_keywords))
         self.bm25 = SparseBM25Index.build_weighted(
             docs, lengths, k1=self.config.k1, b=self.config.b, delta=self.config.delta
         )
+        # Keyword index: each distinct analyzed keyword → the entries carrying it,
+        # reachable from its first term. A query touches only its own terms' keywords.
+        # A keyword carried by a large share of a big catalog names nothing in
+        # particular: it is left to BM25 (and not paid for on every question).
+        max_carriers = max(50, len(self.entries) // 20)
+        self._keyword_entries: dict[tuple[str, ...], np.ndarray] = {
+            terms: np.unique(np.asarray(ids, dtype=np.int64))
+            for terms, ids in kw_groups.items()
+            if len(set(ids)) <= max_carriers
+        }
+        # Reachable from their rarest term: a common word heads few keyword lists.
+        self._keywords_by_rarest: dict[str, list[tuple[str, ...]]] = {}
+        for terms in self._keyword_entries:
+            rarest = min(terms, key=lambda t: (self.bm25.df(t), t))
+            self._keywords_by_rarest.setdefault(rarest, []).append(terms)
         self._typos = TypoExpander(self.bm25.vocabulary_df())
+        self._typos.prepare()  # pay for the typo table at build time, not on a user's question
+        self._body_tokens: dict[int, int] = {}
         # Wiki links, both directions, to entries of this catalog only.
         self._links: dict[int, list[int]] = {}
         for i, e in enumerate(self.entries):
@@ -403,21 +424,38 @@ class RouterIndex:
             covered += np.minimum(best, slot.denom)
         return covered / total, matched
 
-    def keyword_hits(self, slots: Sequence[_Slot]) -> list[tuple[int, float, list[str]]]:
+    def keyword_hits(self, slots: Sequence[_Slot], limit: int | None = None) -> list[tuple[int, float, list[str]]]:
+        """Entries with a curated keyword whose every term is in the question, best first."""
         present: set[str] = set()
         for s in slots:
             present.update(s.terms)
-        scores: dict[int, float] = {}
-        words: dict[int, list[str]] = {}
-        for term in present:
-            for i, kw_terms, kw in self._keywords_by_term.get(term, ()):
-                if all(t in present for t in kw_terms):
-                    if kw in words.get(i, ()):
-                        continue
-                    scores[i] = scores.get(i, 0.0) + sum(self.bm25.idf(t) for t in kw_terms)
-                    words.setdefault(i, []).append(kw)
-        ranked = sorted(scores, key=lambda i: (-scores[i], i))
-        return [(i, scores[i], words[i]) for i in ranked]
+        matched = [
+            terms for term in present for terms in self._keywords_by_rarest.get(term, ()) if all(t in present for t in terms)
+        ]
+        if not matched:
+            return []
+        docs = np.concatenate([self._keyword_entries[terms] for terms in matched])
+        weights = np.concatenate(
+            [np.full(self._keyword_entries[terms].size, sum(self.bm25.idf(t) for t in terms)) for terms in matched]
+        )
+        hits, inverse = np.unique(docs, return_inverse=True)
+        scores = np.bincount(inverse, weights=weights)
+        limit = limit or self.config.bm25_top_k
+        if hits.size > limit:
+            keep = np.argpartition(-scores, limit)[:limit]
+            hits, scores = hits[keep], scores[keep]
+        order = np.lexsort((hits, -scores))
+        matched_set = set(matched)
+        return [
+            (int(hits[j]), float(scores[j]), [kw for terms, kw in self._entry_keywords[hits[j]] if terms in matched_set])
+            for j in order
+        ]
+
+    def body_tokens(self, i: int) -> int:
+        cached = self._body_tokens.get(i)
+        if cached is None:
+            cached = self._body_tokens[i] = estimate_tokens(self.entries[i].body)
+        return cached
 
     # -------------------------------------------------------------- parts
 
@@ -506,13 +544,14 @@ class RouterIndex:
             if hits:
                 docs = np.asarray([i for i, _ in hits], dtype=np.int64)
                 coverage, matched = self._coverage(content, docs)
-                best = hits[0][1] - self._floor(query)
+                floor = self._floor(query)
+                best = hits[0][1] - floor
                 ranked_bm25: list[int] = []
                 for j, (i, score) in enumerate(hits):
                     if coverage[j] < cfg.listed_coverage:
                         continue
                     ranked_bm25.append(i)
-                    rel = (score - self._floor(query)) / best if best > 0 else 0.0
+                    rel = (score - floor) / best if best > 0 else 0.0
                     strong = coverage[j] >= cfg.full_coverage and rel >= cfg.full_relative_score
                     note(
                         i,
@@ -635,7 +674,7 @@ class RouterIndex:
                 score=best_score.get(i, 0.0),
                 why=why.get(i, []),
                 body=body,
-                tokens=estimate_tokens(body) if body else 0,
+                tokens=self.body_tokens(i) if body else 0,
             )
 
         relevant = sorted(best_score, key=lambda i: (-best_score[i], i))
@@ -648,7 +687,7 @@ class RouterIndex:
             e = self.entries[i]
             if e.kind == KIND_RULE and e.strict:
                 full_set.append(i)
-                used += estimate_tokens(e.body)
+                used += self.body_tokens(i)
 
         # Round-robin over parts so that every part's best arrives in full.
         queues = [
@@ -667,7 +706,7 @@ class RouterIndex:
                     i = queue.pop(0)
                     if i in full_set:
                         continue
-                    cost = estimate_tokens(self.entries[i].body)
+                    cost = self.body_tokens(i)
                     if used + cost > budget:
                         over_budget.add(i)
                         continue
