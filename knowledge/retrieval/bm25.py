@@ -22,6 +22,7 @@ touches only the postings of its own terms.
 from __future__ import annotations
 
 import math
+from array import array
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -100,8 +101,8 @@ class SparseBM25Index:
     @classmethod
     def build_weighted(
         cls,
-        docs: Sequence[Mapping[str, float]],
-        lengths: Sequence[float],
+        docs: Iterable[Mapping[str, float]],
+        lengths: Sequence[float] | None = None,
         *,
         k1: float = 1.5,
         b: float = 0.75,
@@ -109,27 +110,34 @@ class SparseBM25Index:
     ) -> SparseBM25Index:
         """Index documents given as term → (field-weighted) frequency.
 
-        With frequencies ``Σ_f w_f·tf_f`` and lengths ``Σ_f w_f·|d_f|`` this is
-        the simple BM25F: fields are weighted before saturation, so a term in
-        the title cannot be drowned by a long body.
+        With frequencies ``Σ_f w_f·tf_f`` and lengths ``Σ_f w_f·|d_f|`` (the
+        default: the sum of the frequencies) this is the simple BM25F: fields
+        are weighted before saturation, so a term in the title cannot be
+        drowned by a long body. ``docs`` may be a generator: each mapping is
+        consumed and dropped, and the triplets live in compact typed arrays,
+        which keeps the build's peak memory near the index's own size.
         """
         vocabulary: dict[str, int] = {}
-        term_ids: list[int] = []
-        doc_ids: list[int] = []
-        values: list[float] = []
+        term_ids = array("i")
+        doc_ids = array("i")
+        values = array("d")
+        sums = array("d")
         setdefault = vocabulary.setdefault
         for i, doc in enumerate(docs):
+            total = 0.0
             for term, freq in doc.items():
                 if freq > 0:
                     term_ids.append(setdefault(term, len(vocabulary)))
                     doc_ids.append(i)
                     values.append(freq)
+                    total += freq
+            sums.append(total)
         return cls._from_triplets(
             vocabulary,
-            np.asarray(term_ids, dtype=np.int32),
-            np.asarray(doc_ids, dtype=np.int32),
-            np.asarray(values, dtype=np.float64),
-            np.asarray(lengths, dtype=np.float64),
+            np.frombuffer(term_ids, dtype=np.int32) if term_ids else np.zeros(0, dtype=np.int32),
+            np.frombuffer(doc_ids, dtype=np.int32) if doc_ids else np.zeros(0, dtype=np.int32),
+            np.frombuffer(values, dtype=np.float64) if values else np.zeros(0),
+            np.asarray(lengths if lengths is not None else sums, dtype=np.float64),
             k1=k1,
             b=b,
             delta=delta,

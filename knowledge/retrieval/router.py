@@ -260,46 +260,14 @@ class RouterIndex:
         self.entries: list[EntryLike] = list(entries)
         self.position: dict[str, int] = {e.package_id: i for i, e in enumerate(self.entries)}
 
-        fw = self.config.field_weights
-        docs: list[dict[str, float]] = []
-        lengths: list[float] = []
         self._id_keys: dict[str, int] = {}
         self._semantic: dict[str, list[int]] = {}
         kw_groups: dict[tuple[str, ...], list[int]] = {}
         self._entry_keywords: list[tuple[tuple[tuple[str, ...], str], ...]] = []
-        for i, e in enumerate(self.entries):
-            fields = {
-                "id": analyze_identifier(e.package_id),
-                "aliases": [t for a in e.aliases for t in analyze_identifier(a)],
-                "title": analyze(e.title),
-                "keywords": [t for k in e.keywords for t in analyze(k)],
-                "summary": analyze(e.summary),
-                "body": analyze(e.body),
-            }
-            freqs: dict[str, float] = {}
-            length = 0.0
-            for name, terms in fields.items():
-                w = fw.get(name, 1.0)
-                length += w * len(terms)
-                for t in terms:
-                    freqs[t] = freqs.get(t, 0.0) + w
-            docs.append(freqs)
-            lengths.append(length)
-            for name in (e.package_id, *e.aliases):
-                key = normalize_id_key(name)
-                if key:
-                    self._id_keys.setdefault(key, i)
-            for sid in e.semantic_ids:
-                self._semantic.setdefault(sid.lower(), []).append(i)
-            analyzed_keywords = []
-            for kw in e.keywords:
-                kw_terms = tuple(dict.fromkeys(analyze(kw)))
-                if kw_terms:
-                    kw_groups.setdefault(kw_terms, []).append(i)
-                    analyzed_keywords.append((kw_terms, kw))
-            self._entry_keywords.append(tuple(analyzed_keywords))
+        # A generator: each entry's term frequencies are consumed by the index
+        # builder and dropped, so a big catalog's build does not hold them all.
         self.bm25 = SparseBM25Index.build_weighted(
-            docs, lengths, k1=self.config.k1, b=self.config.b, delta=self.config.delta
+            self._weighted_docs(kw_groups), k1=self.config.k1, b=self.config.b, delta=self.config.delta
         )
         # Keyword index: each distinct analyzed keyword → the entries carrying it,
         # reachable from its first term. A query touches only its own terms' keywords.
@@ -339,6 +307,38 @@ class RouterIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
+        """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
+        fw = self.config.field_weights
+        for i, e in enumerate(self.entries):
+            fields = (
+                ("id", analyze_identifier(e.package_id)),
+                ("aliases", [t for a in e.aliases for t in analyze_identifier(a)]),
+                ("title", analyze(e.title)),
+                ("keywords", [t for k in e.keywords for t in analyze(k)]),
+                ("summary", analyze(e.summary)),
+                ("body", analyze(e.body)),
+            )
+            freqs: dict[str, float] = {}
+            for name, terms in fields:
+                w = fw.get(name, 1.0)
+                for t in terms:
+                    freqs[t] = freqs.get(t, 0.0) + w
+            for name in (e.package_id, *e.aliases):
+                key = normalize_id_key(name)
+                if key:
+                    self._id_keys.setdefault(key, i)
+            for sid in e.semantic_ids:
+                self._semantic.setdefault(sid.lower(), []).append(i)
+            analyzed_keywords = []
+            for kw in e.keywords:
+                kw_terms = tuple(dict.fromkeys(analyze(kw)))
+                if kw_terms:
+                    kw_groups.setdefault(kw_terms, []).append(i)
+                    analyzed_keywords.append((kw_terms, kw))
+            self._entry_keywords.append(tuple(analyzed_keywords))
+            yield freqs
 
     # ------------------------------------------------------------ signals
 
