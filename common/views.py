@@ -16,3 +16,8 @@ def handler500(request):
     if request.path.startswith("/api/"):
         return JsonResponse(error_body("INTERNAL_ERROR", "An unexpected error occurred."), status=500)
     return server_error(request)
+
+
+def api_not_found(request, *args, **kwargs):
+    """Unknown /api/ paths answer JSON even with DEBUG on."""
+    return JsonResponse(error_body("NOT_FOUND", "No API endpoint at this path."), status=404)

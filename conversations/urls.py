@@ -1,4 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from conversations import apis
 
 app_name = "conversations"
-urlpatterns: list = []
+urlpatterns = [
+    path("sessions", apis.SessionCreateApi.as_view(), name="session-create"),
+    path("sessions/<int:session_id>", apis.SessionDetailApi.as_view(), name="session-detail"),
+    path("sessions/<int:session_id>/messages", apis.SessionMessagesApi.as_view(), name="session-messages"),
+]

@@ -1,50 +1,309 @@
-from django.contrib import admin
+"""The curators' admin for the knowledge catalog.
+
+Every write goes through knowledge.services (never a plain model save), so an
+admin edit behaves exactly like an import or an API write: validated, one
+revision per change, the catalog version bumped for every process. The
+"curators" group edits; other staff read.
+"""
+
+from django.contrib import admin, messages
+from django.contrib.admin.utils import unquote
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.paginator import Paginator
+from django.db.models import OuterRef, Subquery
+from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
-from django.urls import path
+from django.urls import path, reverse
 from django.utils import timezone
+from django.utils.html import format_html, format_html_join
+from django.utils.safestring import mark_safe
+from django.views.decorators.http import require_POST
 
+from common.exceptions import ApplicationError
+from knowledge.exceptions import RevisionNotFoundError
+from knowledge.forms import PackageAdminForm
+from knowledge.markdown import extract_wikilinks, render_markdown
 from knowledge.feedback import half_life_seconds
-from knowledge.models import CatalogState, FetchFeedback, Package, PackageRevision
+from knowledge.models import CatalogState, FetchFeedback, Package, PackageOrigin, PackageRevision
+from knowledge.permissions import is_curator
+from knowledge.revision_diff import revision_diff
+from knowledge.selectors import package_revision_get, package_revisions, package_wikilinks_unresolved
+from knowledge.services import (
+    package_create,
+    package_reset_to_bundled,
+    package_revert,
+    package_set_active,
+    package_update,
+)
+
+REVISIONS_PER_PAGE = 50
 
 
-class PackageRevisionInline(admin.TabularInline):
-    model = PackageRevision
-    extra = 0
-    can_delete = False
-    fields = ["number", "action", "author", "note", "created_at", "content_hash"]
-    readonly_fields = fields
-    ordering = ["-number"]
+def _is_curator(request) -> bool:
+    # The admin asks for permissions many times per page; one group query per request.
+    if not hasattr(request, "_knowledge_is_curator"):
+        request._knowledge_is_curator = is_curator(request.user)
+    return request._knowledge_is_curator
 
-    def has_add_permission(self, request, obj=None):
+
+def _is_staff(request) -> bool:
+    return request.user.is_active and request.user.is_staff
+
+
+def _error_lines(exc: Exception) -> list[str]:
+    if isinstance(exc, ValidationError):
+        if hasattr(exc, "error_dict"):
+            return [f"{field}: {msg}" for field, msgs in exc.message_dict.items() for msg in msgs]
+        return list(exc.messages)
+    return [getattr(exc, "message", None) or str(exc)]
+
+
+class StaffReadCuratorWriteMixin:
+    """Any staff member reads; only curators add and change; nobody deletes (deactivate instead)."""
+
+    def has_module_permission(self, request):
+        return _is_staff(request)
+
+    def has_view_permission(self, request, obj=None):
+        return _is_staff(request)
+
+    def has_add_permission(self, request):
+        return _is_curator(request)
+
+    def has_change_permission(self, request, obj=None):
+        return _is_curator(request)
+
+    def has_delete_permission(self, request, obj=None):
+        # Deleting would drop the revision history; a bundled package would come back on
+        # the next sync anyway. Deactivation hides a package and keeps who did what.
         return False
 
 
+class StaffReadOnlyMixin(StaffReadCuratorWriteMixin):
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+
+# --- packages ----------------------------------------------------------------------------
+
+
 @admin.register(Package)
-class PackageAdmin(admin.ModelAdmin):
-    list_display = ["package_id", "title", "kind", "origin", "is_active", "is_overridden", "revision_number"]
-    list_filter = ["kind", "origin", "is_active", "is_overridden"]
-    search_fields = ["package_id", "title", "summary", "body"]
-    readonly_fields = ["origin", "is_overridden", "revision_number", "content_hash", "created_at", "updated_at"]
-    inlines = [PackageRevisionInline]
+class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
+    form = PackageAdminForm
+    list_display = [
+        "package_id",
+        "title",
+        "kind",
+        "origin",
+        "is_active",
+        "is_overridden",
+        "revision",
+        "last_change",
+    ]
+    list_display_links = ["package_id", "title"]
+    list_filter = ["kind", "origin", "is_active", "is_overridden", "strict"]
+    search_fields = ["package_id", "title", "summary", "aliases", "keywords", "body"]
+    ordering = ["position", "package_id"]
+    list_per_page = 100
+    actions = ["activate_packages", "deactivate_packages", "reset_packages_to_bundled"]
+    state_fields = [
+        "origin",
+        "is_active",
+        "is_overridden",
+        "revision_number",
+        "last_change",
+        "bundled_path",
+        "content_hash",
+        "created_at",
+        "updated_at",
+    ]
+
+    # -- list and form layout
+
+    def get_queryset(self, request):
+        # "Who changed what and when" on the list, without a query per row.
+        latest = PackageRevision.objects.filter(package=OuterRef("pk")).order_by("-number")
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                last_author=Subquery(latest.values("author__username")[:1]),
+                last_changed_at=Subquery(latest.values("created_at")[:1]),
+            )
+        )
+
+    @admin.display(description="Rev.", ordering="revision_number")
+    def revision(self, obj):
+        return obj.revision_number
+
+    @admin.display(description="Last change", ordering="last_changed_at")
+    def last_change(self, obj):
+        when = getattr(obj, "last_changed_at", None)
+        if when is None:
+            return "—"
+        who = getattr(obj, "last_author", None) or "system"
+        return f"{when:%Y-%m-%d %H:%M} by {who}"
+
+    def get_fieldsets(self, request, obj=None):
+        identity = ["package_id", "title", "summary", "kind", "strict"]
+        routing = ["aliases", "keywords", "semantic_ids", "source"]
+        if obj is None:
+            return [
+                (None, {"fields": identity}),
+                ("Routing", {"fields": routing}),
+                ("Body (Markdown; link other packages as [[PACKAGE_ID]])", {"fields": ["body"]}),
+                ("Revision", {"fields": ["revision_note"]}),
+            ]
+        fieldsets = [
+            (None, {"fields": identity}),
+            ("Routing", {"fields": routing}),
+            ("Body (Markdown; link other packages as [[PACKAGE_ID]])", {"fields": ["body", "body_preview"]}),
+        ]
+        if self.has_change_permission(request, obj):
+            fieldsets.append(("Revision", {"fields": ["revision_note"]}))
+        fieldsets.append(("Catalog state", {"fields": self.state_fields}))
+        return fieldsets
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is None:
+            return []
+        return ["package_id", "body_preview", *self.state_fields]
+
+    @admin.display(description="Preview")
+    def body_preview(self, obj):
+        if obj is None or not obj.pk:
+            return "—"
+        unresolved = package_wikilinks_unresolved(body=obj.body)
+        missing = {target for target, _ in unresolved}
+        known = set(extract_wikilinks(obj.body)) - missing
+        html = render_markdown(obj.body, known_ids=known)  # nh3-sanitized
+        warning = ""
+        if unresolved:
+            warning = format_html(
+                '<p class="package-preview-warning">Links to packages the catalog cannot resolve: {}</p>',
+                format_html_join(", ", "<code>[[{}]]</code> ({})", unresolved),
+            )
+        return format_html('{}<div class="package-preview">{}</div>', warning, mark_safe(html))
+
+    # -- saving through the services
+
+    def save_model(self, request, obj, form, change):
+        data = form.package_data()
+        note = (form.cleaned_data.get("revision_note") or "").strip()
+        if change:
+            before = Package.objects.values_list("revision_number", flat=True).get(pk=obj.pk)
+            package = package_update(acting_user=request.user, package=obj, data=data, note=note)
+            if package.revision_number == before:
+                self.message_user(request, "No content changed: no new revision was written.", messages.INFO)
+        else:
+            package = package_create(
+                acting_user=request.user,
+                package_id=form.package_id_value(),
+                data=data,
+                note=note or "Created in the admin",
+            )
+            obj.pk = package.pk
+            obj._state.adding = False
+        obj.refresh_from_db()
+        self._warn_unresolved_links(request, obj)
+
+    def changeform_view(self, request, object_id=None, form_url="", extra_context=None):
+        try:
+            return super().changeform_view(request, object_id, form_url, extra_context)
+        except ValidationError as exc:
+            # The form ran the services' validation already, so only a concurrent curator's
+            # save gets here (the admin's transaction has rolled back): report, never a 500.
+            self.message_user(request, f"Not saved: {'; '.join(_error_lines(exc))}", messages.ERROR)
+            return HttpResponseRedirect(request.get_full_path())
+
+    def _warn_unresolved_links(self, request, package: Package) -> None:
+        unresolved = package_wikilinks_unresolved(body=package.body)
+        if unresolved:
+            listed = ", ".join(f"[[{target}]] ({why})" for target, why in unresolved)
+            self.message_user(
+                request,
+                f"{package.package_id} links to packages the catalog cannot resolve: {listed}.",
+                messages.WARNING,
+            )
+
+    # -- actions: each package reported, refusals included, nothing raised
+
+    def _report(self, request, verb: str, done: list[str], unchanged: list[str], failed: list[str]) -> None:
+        if done:
+            self.message_user(request, f"{verb}: {', '.join(done)}.", messages.SUCCESS)
+        if unchanged:
+            self.message_user(request, f"Already so, unchanged: {', '.join(unchanged)}.", messages.INFO)
+        for line in failed:
+            self.message_user(request, line, messages.ERROR)
+
+    def _set_active(self, request, queryset, active: bool) -> None:
+        done, unchanged, failed = [], [], []
+        for package in queryset:
+            if package.is_active == active:
+                unchanged.append(package.package_id)
+                continue
+            try:
+                package_set_active(acting_user=request.user, package=package, active=active)
+            except (ValidationError, ApplicationError) as exc:
+                failed.append(f"{package.package_id}: {'; '.join(_error_lines(exc))}")
+                continue
+            done.append(package.package_id)
+        self._report(request, "Activated" if active else "Deactivated", done, unchanged, failed)
+
+    @admin.action(description="Activate selected packages", permissions=["change"])
+    def activate_packages(self, request, queryset):
+        self._set_active(request, queryset, True)
+
+    @admin.action(description="Deactivate selected packages (hide them from the catalog)", permissions=["change"])
+    def deactivate_packages(self, request, queryset):
+        self._set_active(request, queryset, False)
+
+    @admin.action(description="Reset selected packages to their bundled file", permissions=["change"])
+    def reset_packages_to_bundled(self, request, queryset):
+        done, unchanged, failed = [], [], []
+        for package in queryset:
+            if package.origin != PackageOrigin.BUNDLED:
+                failed.append(f"{package.package_id}: created in the admin, it has no bundled file to reset to.")
+                continue
+            before = package.revision_number
+            try:
+                after = package_reset_to_bundled(acting_user=request.user, package=package)
+            except (ValidationError, ApplicationError) as exc:
+                failed.append(f"{package.package_id}: {'; '.join(_error_lines(exc))}")
+                continue
+            (done if after.revision_number != before else unchanged).append(package.package_id)
+        self._report(request, "Reset to the bundled file", done, unchanged, failed)
+
+    # -- revisions: history, compare, revert
 
     def get_urls(self):
-        custom = [
+        info = self.opts.app_label, self.opts.model_name
+        wrap = self.admin_site.admin_view
+        return [
+            path("retrieval-test/", wrap(self.retrieval_test_view), name="%s_%s_retrieval_test" % info),
+            path("<path:object_id>/revisions/", wrap(self.revisions_view), name="%s_%s_revisions" % info),
             path(
-                "retrieval-test/",
-                self.admin_site.admin_view(self.retrieval_test_view),
-                name="knowledge_package_retrieval_test",
-            )
+                "<path:object_id>/revisions/compare/",
+                wrap(self.revision_compare_view),
+                name="%s_%s_revision_compare" % info,
+            ),
+            path(
+                "<path:object_id>/revisions/<int:number>/revert/",
+                wrap(require_POST(self.revision_revert_view)),
+                name="%s_%s_revision_revert" % info,
+            ),
+            *super().get_urls(),
         ]
-        return custom + super().get_urls()
 
     def retrieval_test_view(self, request):
         """A curator types a question (and a semantic ID) and sees what would be delivered, and why."""
-        from knowledge.admin_forms import RetrievalTestForm
+        from knowledge.forms import RetrievalTestForm
         from knowledge.router import route_context
 
         if not self.has_view_permission(request):
-            from django.core.exceptions import PermissionDenied
-
             raise PermissionDenied
         form = RetrievalTestForm(request.GET or None)
         result = None
@@ -63,22 +322,123 @@ class PackageAdmin(admin.ModelAdmin):
             )
         context = {
             **self.admin_site.each_context(request),
-            "opts": self.model._meta,
+            "opts": self.opts,
             "title": "Retrieval test",
             "form": form,
             "result": result,
         }
         return TemplateResponse(request, "admin/knowledge/package/retrieval_test.html", context)
 
+    def _package_for(self, request, object_id) -> Package:
+        package = self.get_object(request, unquote(object_id))
+        if package is None:
+            raise Http404("No such package.")
+        if not self.has_view_permission(request, package):
+            raise PermissionDenied
+        return package
+
+    def _url(self, name: str, *args) -> str:
+        return reverse(f"{self.admin_site.name}:{self.opts.app_label}_{self.opts.model_name}_{name}", args=args)
+
+    def _context(self, request, package: Package, title: str) -> dict:
+        return {
+            **self.admin_site.each_context(request),
+            "opts": self.opts,
+            "original": package,
+            "title": title,
+            "subtitle": package.title,
+            "change_url": self._url("change", package.pk),
+            "revisions_url": self._url("revisions", package.pk),
+            "compare_url": self._url("revision_compare", package.pk),
+            "can_revert": self.has_change_permission(request, package),
+        }
+
+    def revisions_view(self, request, object_id):
+        package = self._package_for(request, object_id)
+        page = Paginator(package_revisions(package=package), REVISIONS_PER_PAGE).get_page(request.GET.get("page"))
+        rows = [(revision, self._url("revision_revert", package.pk, revision.number)) for revision in page.object_list]
+        context = {
+            **self._context(request, package, f"Revisions of {package.package_id}"),
+            "page": page,
+            "rows": rows,
+            "latest_number": package.revision_number,
+        }
+        return TemplateResponse(request, "admin/knowledge/package/revisions.html", context)
+
+    def revision_compare_view(self, request, object_id):
+        package = self._package_for(request, object_id)
+        latest = package.revision_number
+        try:
+            new_number = int(request.GET.get("b") or latest)
+            old_number = int(request.GET.get("a") or max(new_number - 1, 1))
+        except ValueError as exc:
+            raise Http404("Revision numbers are whole numbers.") from exc
+        old = package_revision_get(package=package, number=old_number)
+        new = package_revision_get(package=package, number=new_number)
+        if old is None or new is None:
+            raise Http404("This package has no such revision.")
+        diff = revision_diff(old.data, new.data, old_label=f"r{old.number}", new_label=f"r{new.number}")
+        context = {
+            **self._context(request, package, f"{package.package_id}: revision {old.number} → {new.number}"),
+            "old": old,
+            "new": new,
+            "diff": diff,
+            "numbers": list(range(latest, 0, -1)),
+        }
+        return TemplateResponse(request, "admin/knowledge/package/revision_compare.html", context)
+
+    def revision_revert_view(self, request, object_id, number: int):
+        package = self._package_for(request, object_id)
+        if not self.has_change_permission(request, package):
+            raise PermissionDenied
+        note = (request.POST.get("note") or "").strip()[:500]
+        before = package.revision_number
+        try:
+            package = package_revert(acting_user=request.user, package=package, number=number, note=note)
+        except RevisionNotFoundError as exc:
+            raise Http404("This package has no such revision.") from exc
+        except (ValidationError, ApplicationError) as exc:
+            self.message_user(
+                request, f"Revision {number} cannot be restored: {'; '.join(_error_lines(exc))}", messages.ERROR
+            )
+            return HttpResponseRedirect(self._url("revisions", package.pk))
+        if package.revision_number == before:
+            self.message_user(request, f"The content already equals revision {number}: nothing to revert.")
+        else:
+            self.message_user(
+                request,
+                f"Restored the content of revision {number} as revision {package.revision_number}.",
+                messages.SUCCESS,
+            )
+            self._warn_unresolved_links(request, package)
+        return HttpResponseRedirect(self._url("revisions", package.pk))
+
+
+# --- read-only companions --------------------------------------------------------------------
+
+
+@admin.register(PackageRevision)
+class PackageRevisionAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
+    list_display = ["package", "number", "action", "author", "note", "created_at"]
+    list_filter = ["action", ("author", admin.RelatedOnlyFieldListFilter)]
+    search_fields = ["package__package_id", "note"]
+    list_select_related = ["package", "author"]
+    date_hierarchy = "created_at"
+    fields = ["package", "number", "action", "author", "note", "created_at", "content_hash", "data"]
+    readonly_fields = fields
+
 
 @admin.register(CatalogState)
-class CatalogStateAdmin(admin.ModelAdmin):
+class CatalogStateAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     list_display = ["version", "updated_at"]
     readonly_fields = ["version", "updated_at"]
 
 
+# --- fetch feedback ------------------------------------------------------------------------
+
+
 @admin.register(FetchFeedback)
-class FetchFeedbackAdmin(admin.ModelAdmin):
+class FetchFeedbackAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     """What the router learnt from fetches; the weight decays with the half-life setting."""
 
     list_display = ["package_id", "query_key", "tenant", "listed_then_fetched", "current_weight", "last_fetched_at"]
@@ -86,12 +446,6 @@ class FetchFeedbackAdmin(admin.ModelAdmin):
     list_select_related = ["tenant"]
     search_fields = ["package_id", "query_key"]
     readonly_fields = ["query_key", "package_id", "tenant", "listed_then_fetched", "weight", "last_fetched_at", "created_at"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="weight now")
     def current_weight(self, obj: FetchFeedback) -> str:

@@ -99,7 +99,8 @@ class PackageRevision(models.Model):
         constraints = [models.UniqueConstraint(fields=["package", "number"], name="unique_package_revision_number")]
 
     def __str__(self) -> str:
-        return f"{self.package_id} r{self.number}"
+        # package_id here would be the foreign key's integer, not the package's ID.
+        return f"{self.package.package_id} r{self.number}"
 
     def save(self, *args, **kwargs):
         if self.pk is not None:

@@ -91,6 +91,9 @@ def clean_package_content(meta: dict, path: str = "<input>") -> dict:
     body = meta.get("body")
     if not isinstance(body, str) or not body.strip():
         raise PackageFileError(path, "body", "must not be empty")
+    # Browsers post textareas with CRLF and some editors save it: one body, one form,
+    # or an unchanged admin save would look like an edit and write a revision.
+    body = body.replace("\r\n", "\n").replace("\r", "\n")
     return {
         "title": meta["title"].strip(),
         "summary": meta["summary"].strip(),

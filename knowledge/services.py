@@ -151,7 +151,8 @@ def package_update(*, acting_user, package: Package, data: dict, note: str = "",
         return package  # a no-op is a no-op: no revision, no version bump
     _apply_content(package, cleaned)
     if package.origin == PackageOrigin.BUNDLED:
-        package.is_overridden = _differs_from_bundled(package)
+        # An inactive bundled package stays an override: its deactivation is what hides the file.
+        package.is_overridden = _differs_from_bundled(package) or not package.is_active
     _write_revision(package, action=action, acting_user=acting_user, note=note)
     _bump_version(state)
     return package
@@ -163,12 +164,16 @@ def package_set_active(*, acting_user, package: Package, active: bool, note: str
     package = Package.objects.select_for_update().get(pk=package.pk)
     if package.is_active == active:
         return package
+    # Only a sync hides a bundled package without overriding it: its file was removed.
+    file_removed = package.origin == PackageOrigin.BUNDLED and not package.is_active and not package.is_overridden
     package.is_active = active
     if package.origin == PackageOrigin.BUNDLED and not active:
         # An inactive override hides the bundled package.
         package.is_overridden = True
     elif package.origin == PackageOrigin.BUNDLED:
-        package.is_overridden = _differs_from_bundled(package)
+        # Activating a package whose file is gone makes it an override that stands on its
+        # own; otherwise the next sync would hide it again.
+        package.is_overridden = file_removed or _differs_from_bundled(package)
     _write_revision(
         package, action=Action.ACTIVATED if active else Action.DEACTIVATED, acting_user=acting_user, note=note
     )
@@ -199,6 +204,12 @@ def package_reset_to_bundled(*, acting_user, package: Package, note: str = "") -
     package = Package.objects.select_for_update().get(pk=package.pk)
     if package.origin != PackageOrigin.BUNDLED or package.bundled_content is None:
         raise InvalidPackageOperationError("Only bundled packages can be reset to their file.")
+    if not package.is_overridden and not package.is_active:
+        # Hidden by a sync because its file was removed: "resetting" would serve a stale copy
+        # until the next sync hides it again.
+        raise InvalidPackageOperationError(
+            "The bundled file of this package was removed; activate it to keep it as an override."
+        )
     if not package.is_overridden and package.is_active:
         return package
     bundled = {f: package.bundled_content.get(f) for f in CONTENT_FIELDS}
@@ -294,9 +305,16 @@ def catalog_sync_bundled(*, directories: list[Path] | None = None) -> FolderSumm
             summary.created.append(parsed.package_id)
             continue
         changed_file = package.bundled_content != parsed.data or package.origin != PackageOrigin.BUNDLED
+        if package.origin == PackageOrigin.ADMIN:
+            # A curator's package that a new bundled file now names: the curator's content
+            # (or deactivation) stays, as an override of that file.
+            package.is_overridden = package.content() != parsed.data or not package.is_active
         package.origin, package.position = PackageOrigin.BUNDLED, position
         package.bundled_content, package.bundled_path = parsed.data, parsed.path
-        if not package.is_overridden and package.content() != parsed.data:
+        file_returned = not package.is_overridden and not package.is_active
+        if not package.is_overridden and (package.content() != parsed.data or file_returned):
+            # Not overridden and inactive means hidden because its file was removed; it is back.
+            package.is_active = True
             _apply_content(package, parsed.data)
             _write_revision(package, action=Action.BUNDLED_SYNC, acting_user=None, note=f"Loaded {parsed.path}")
             summary.updated.append(parsed.package_id)
@@ -324,30 +342,44 @@ def packages_import(*, acting_user, directory: Path, dry_run: bool = False, note
     with transaction.atomic():
         files = _parse_folders([directory])
         summary = FolderSummary()
+        writes: list[tuple[PackageFile, Package | None]] = []
         existing = {p.package_id: p for p in Package.objects.filter(package_id__in=[f.package_id for f in files])}
         for parsed in files:
             package = existing.get(parsed.package_id)
             if package is None:
                 summary.created.append(parsed.package_id)
                 if not dry_run:
-                    package_create(
-                        acting_user=acting_user,
-                        package_id=parsed.package_id,
-                        data=parsed.data,
-                        note=note or f"Imported {Path(parsed.path).name}",
-                    )
+                    writes.append((parsed, None))
             elif package.content() == parsed.data:
                 summary.unchanged.append(parsed.package_id)
             else:
                 summary.updated.append(parsed.package_id)
                 if not dry_run:
+                    writes.append((parsed, package))
+        # Files were validated as a set; a write can still be refused (an alias moving from
+        # one file's package to another's is checked against rows not yet rewritten). Refuse
+        # the whole import then, naming the file and the field, never half of it.
+        try:
+            for parsed, package in writes:
+                name = Path(parsed.path).name
+                if package is None:
+                    package_create(
+                        acting_user=acting_user,
+                        package_id=parsed.package_id,
+                        data=parsed.data,
+                        note=note or f"Imported {name}",
+                    )
+                else:
                     package_update(
                         acting_user=acting_user,
                         package=package,
                         data=parsed.data,
-                        note=note or f"Imported {Path(parsed.path).name}",
+                        note=note or f"Imported {name}",
                         action=Action.IMPORTED,
                     )
+        except ValidationError as exc:
+            errors = [f"{parsed.path}: {name}: {msg}" for name, msgs in exc.message_dict.items() for msg in msgs]
+            raise PackageImportError(errors) from exc
     return summary
 
 

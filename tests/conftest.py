@@ -6,6 +6,7 @@ from rest_framework.test import APIClient
 
 from accounts.services import api_token_create, curator_ensure, tenant_get_or_create
 from knowledge.catalog import clear_catalog_cache
+from tests.support.llm_server import llm_server  # noqa: F401  (the scripted OpenAI-compatible server fixture)
 
 
 @pytest.fixture(autouse=True)

@@ -55,6 +55,7 @@ INSTALLED_APPS = [
     "rest_framework",
     "rest_framework.authtoken",
     "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_celery_results",
     "django_celery_beat",
     "common",
@@ -69,6 +70,7 @@ MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "common.middleware.ApiBodySizeLimitMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
+    "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
@@ -168,6 +170,10 @@ SPECTACULAR_SETTINGS = {
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     "COMPONENT_SPLIT_REQUEST": True,
+    # Serve Swagger UI from the app itself: the docs work with no internet access.
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # Request bodies above this size on /api/ get a 413 before any parsing.
@@ -226,6 +232,12 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if LLM_BASE_URL else "offlin
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
+# Scripted replies for LLM_PROVIDER=replay (demos, the seed's TC-99 replay); see conversations/llm/replay.py.
+LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
+# Hard stop for any reply loop the enrichment budget does not catch (seed: 10 iterations per turn).
+MAX_AGENT_CALLS_PER_TURN = env.int("MAX_AGENT_CALLS_PER_TURN", default=10)
+# False: agents get the catalog alone and fetch every body with s=99 (the seed's original design).
+AGENT_KNOWLEDGE_ROUTER = env.bool("AGENT_KNOWLEDGE_ROUTER", default=True)
 
 # --- Demo ----------------------------------------------------------------------
 
@@ -233,7 +245,9 @@ DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
 
 # --- I18N, static ---------------------------------------------------------------
 
-LANGUAGE_CODE = "pt-br"
+# API messages default to English; Accept-Language picks Portuguese or Spanish (admin too).
+LANGUAGE_CODE = "en-us"
+LANGUAGES = [("en", "English"), ("pt-br", "Português (Brasil)"), ("es", "Español")]
 TIME_ZONE = "UTC"
 USE_I18N = True
 USE_TZ = True

@@ -1,0 +1,167 @@
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema, inline_serializer
+from rest_framework import serializers, status
+from rest_framework.response import Response
+from rest_framework.views import APIView
+
+from common.pagination import DefaultPagination
+from common.serializers import StrictSerializer
+from conversations.exceptions import InvalidIdempotencyKeyError
+from conversations.selectors import session_get, session_messages
+from conversations.services import message_send, session_create
+
+IDEMPOTENCY_HEADER = "Idempotency-Key"
+MAX_MESSAGE_CHARS = 8_000
+
+
+class SessionOutputSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    agent = serializers.CharField(source="agent.slug")
+    status = serializers.CharField()
+    collected_packages = serializers.ListField(child=serializers.CharField())
+    context_enrichment_count = serializers.IntegerField()
+    created_at = serializers.DateTimeField()
+    updated_at = serializers.DateTimeField()
+
+
+class HandoffOutputSerializer(serializers.Serializer):
+    reason = serializers.CharField()
+    detail = serializers.CharField()
+
+
+class PackageRefSerializer(serializers.Serializer):
+    id = serializers.CharField()
+    revision = serializers.IntegerField()
+
+
+class SessionCreateApi(APIView):
+    class InputSerializer(StrictSerializer):
+        agent = serializers.SlugField(required=False, allow_blank=True, max_length=64)
+
+        class Meta:
+            ref_name = "SessionCreateInput"
+
+    @extend_schema(
+        summary="Start a session with an agent (the default agent when none is named)",
+        request=InputSerializer,
+        responses={201: SessionOutputSerializer, 400: OpenApiResponse(description="AGENT_NOT_FOUND")},
+    )
+    def post(self, request):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        session = session_create(
+            acting_user=request.user, tenant=request.tenant, agent_slug=serializer.validated_data.get("agent") or None
+        )
+        return Response(SessionOutputSerializer(session).data, status=status.HTTP_201_CREATED)
+
+
+class SessionDetailApi(APIView):
+    @extend_schema(
+        summary="One session of the caller's tenant",
+        responses={200: SessionOutputSerializer, 404: OpenApiResponse(description="SESSION_NOT_FOUND")},
+    )
+    def get(self, request, session_id: int):
+        session = session_get(tenant=request.tenant, session_id=session_id)
+        return Response(SessionOutputSerializer(session).data)
+
+
+class SessionMessagesApi(APIView):
+    """GET lists the session's messages; POST sends one and runs the agent turn."""
+
+    class InputSerializer(StrictSerializer):
+        message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
+        # The UI AgentContext (camelCase JSON); validated by the context engine.
+        context = serializers.JSONField(required=False, allow_null=True)
+
+        class Meta:
+            ref_name = "MessageSendInput"
+
+        def validate_context(self, value):
+            if value is not None and not isinstance(value, dict):
+                raise serializers.ValidationError("Must be a JSON object.")
+            return value
+
+    class MessageOutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        role = serializers.CharField()
+        text = serializers.CharField()
+        status = serializers.CharField()
+        reply_to = serializers.IntegerField(source="reply_to_id", allow_null=True)
+        handoff = serializers.SerializerMethodField()
+        packages = PackageRefSerializer(many=True)
+        catalog_version = serializers.IntegerField(allow_null=True)
+        llm_calls = serializers.IntegerField()
+        context_snapshot_id = serializers.IntegerField(allow_null=True)
+        timings_ms = serializers.DictField(child=serializers.IntegerField())
+        created_at = serializers.DateTimeField()
+
+        class Meta:
+            ref_name = "SessionMessage"
+
+        def get_handoff(self, message) -> dict | None:
+            handoff = getattr(message, "handoff", None) if message.status == "handoff" else None
+            return HandoffOutputSerializer(handoff).data if handoff else None
+
+    TurnOutputSerializer = inline_serializer(
+        "TurnResponse",
+        {
+            "message_id": serializers.IntegerField(),
+            "session_id": serializers.IntegerField(),
+            "status": serializers.ChoiceField(choices=["answered", "handoff", "clarification"]),
+            "reply": serializers.CharField(),
+            "handoff": HandoffOutputSerializer(allow_null=True),
+            "packages": PackageRefSerializer(many=True),
+            "catalog_version": serializers.IntegerField(),
+            "timings_ms": serializers.DictField(child=serializers.IntegerField()),
+            "session_status": serializers.CharField(),
+        },
+    )
+
+    @extend_schema(
+        summary="The session's messages, oldest first (paginated)",
+        responses={200: MessageOutputSerializer(many=True), 404: OpenApiResponse(description="SESSION_NOT_FOUND")},
+    )
+    def get(self, request, session_id: int):
+        session = session_get(tenant=request.tenant, session_id=session_id)
+        paginator = DefaultPagination()
+        page = paginator.paginate_queryset(session_messages(session=session), request, view=self)
+        return paginator.get_paginated_response(self.MessageOutputSerializer(page, many=True).data)
+
+    @extend_schema(
+        summary="Send a user message; the agent answers, hands off or asks back",
+        request=InputSerializer,
+        parameters=[
+            OpenApiParameter(
+                IDEMPOTENCY_HEADER,
+                str,
+                OpenApiParameter.HEADER,
+                required=False,
+                description="A retried POST with the same key returns the first response, without a new LLM call.",
+            )
+        ],
+        responses={
+            201: TurnOutputSerializer,
+            404: OpenApiResponse(description="SESSION_NOT_FOUND"),
+            409: OpenApiResponse(description="SESSION_NOT_OPEN or IDEMPOTENT_REQUEST_IN_PROGRESS"),
+            422: OpenApiResponse(description="IDEMPOTENCY_KEY_REUSED"),
+        },
+    )
+    def post(self, request, session_id: int):
+        key = request.headers.get(IDEMPOTENCY_HEADER)
+        if key is not None:
+            key = key.strip()
+            if not key or len(key) > 200 or not key.isascii() or not key.isprintable():
+                raise InvalidIdempotencyKeyError()
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = message_send(
+            acting_user=request.user,
+            tenant=request.tenant,
+            session_id=session_id,
+            text=serializer.validated_data["message"],
+            context=serializer.validated_data.get("context"),
+            idempotency_key=key,
+        )
+        response = Response(result.response, status=status.HTTP_201_CREATED)
+        if result.replayed:
+            response["Idempotent-Replayed"] = "true"
+        return response

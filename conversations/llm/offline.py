@@ -1,0 +1,206 @@
+"""The embedded provider: extractive answers, no network, never invents.
+
+It answers with the passage of the delivered knowledge that best covers the
+user's words, naming the package it came from. When nothing delivered fits
+but a catalog entry does, it follows the same reply contract as a real model
+and asks for that package with ``s=99``; when nothing fits at all it says it
+does not know. It only ever quotes text it was given.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import re
+import unicodedata
+from dataclasses import dataclass
+from functools import lru_cache
+
+from .base import CatalogItem, KnowledgeItem, LLMRequest, LLMResult
+
+try:  # PyStemmer is in requirements; the fallback keeps this module importable anywhere.
+    import Stemmer
+
+    _STEMMER = Stemmer.Stemmer("portuguese")
+except Exception:  # pragma: no cover
+    _STEMMER = None
+
+DONT_KNOW_MESSAGE = (
+    "Não encontrei essa informação no conhecimento disponível para este atendimento. "
+    "Posso encaminhar sua pergunta para uma pessoa da equipe, se preferir."
+)
+FETCH_COVERAGE = 0.25  # below this, neither a passage nor a catalog line "fits"
+MAX_PASSAGE_CHARS = 900
+
+_STOPWORDS = frozenset(
+    """
+    a o as os um uma uns umas de do da dos das no na nos nas em por para pra com sem sob sobre
+    e ou mas que se ao aos à às pelo pela pelos pelas este esta estes estas esse essa esses essas
+    isso isto aquilo eu tu ele ela nos vos eles elas me te lhe meu minha seu sua nosso nossa
+    qual quais quanto quanta quantos quantas como onde quando porque por que quem
+    e é ser sao são foi era sera será estar esta está estao estão tem têm ter ha há houver
+    posso pode podem devo deve devem preciso precisa gostaria quero queria saber favor
+    voce você voces vocês senhor senhora oi ola olá bom boa dia tarde noite obrigado obrigada
+    the an of to in on for with and or is are be do does can could should would what which how
+    when where who why i you we they it this that my your please tell me about
+    el la los las un una unos unas del al y o es son para por con sin como cual cuales cuando
+    donde que quien puedo puede usted ustedes hola gracias
+    """.split()
+)
+
+_WORD_RE = re.compile(r"\w+", re.UNICODE)
+
+
+def _fold(text: str) -> str:
+    decomposed = unicodedata.normalize("NFKD", text)
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
+@lru_cache(maxsize=50_000)
+def _stem(word: str) -> str:
+    stem = _STEMMER.stemWord(word) if _STEMMER else word[:6]
+    return _fold(stem)
+
+
+def terms(text: str) -> list[str]:
+    """Lowercased, stemmed, accent-folded content words."""
+
+    out = []
+    for word in _WORD_RE.findall(text.lower().replace("_", " ")):
+        if word in _STOPWORDS or _fold(word) in _STOPWORDS:
+            continue
+        if len(word) < 2 and not word.isdigit():
+            continue
+        out.append(_stem(word))
+    return out
+
+
+@dataclass(frozen=True)
+class Passage:
+    package_id: str
+    title: str
+    heading: str
+    text: str
+
+
+def split_passages(item: KnowledgeItem) -> list[Passage]:
+    """Paragraph-sized blocks of a Markdown body, each remembering its heading."""
+
+    passages: list[Passage] = []
+    heading = ""
+    for block in re.split(r"\n\s*\n", item.body.replace("\r\n", "\n")):
+        lines = [line.rstrip() for line in block.strip().splitlines() if line.strip()]
+        if not lines:
+            continue
+        while lines and lines[0].lstrip().startswith("#"):
+            heading = lines.pop(0).lstrip("#").strip()
+        if not lines:
+            continue
+        text = "\n".join(lines)
+        if len(text) > MAX_PASSAGE_CHARS:
+            cut = text.rfind(". ", 0, MAX_PASSAGE_CHARS)
+            text = text[: cut + 1] if cut > MAX_PASSAGE_CHARS // 3 else text[:MAX_PASSAGE_CHARS].rstrip() + "…"
+        passages.append(Passage(item.package_id, item.title, heading, text))
+    return passages
+
+
+def _idf(documents: list[set[str]]) -> dict[str, float]:
+    n = len(documents)
+    df: dict[str, int] = {}
+    for doc in documents:
+        for term in doc:
+            df[term] = df.get(term, 0) + 1
+    return {term: math.log(1 + n / count) for term, count in df.items()}
+
+
+def _coverage(query: set[str], doc: set[str], weights: dict[str, float], default: float) -> float:
+    total = sum(weights.get(t, default) for t in query)
+    if not total:
+        return 0.0
+    return sum(weights.get(t, default) for t in query & doc) / total
+
+
+def _focus(text: str, query: set[str]) -> str:
+    """From a table or list, keep the rows that best match the question (and the table header)."""
+    lines = text.splitlines()
+    if len(lines) <= 3 or not all(re.match(r"\s*(\||[-*+]\s|\d+[.)]\s)", line) for line in lines):
+        return text
+    hits = [len(query & set(terms(line))) for line in lines]
+    best = max(hits)
+    if best == 0:
+        return text
+    is_table = lines[0].lstrip().startswith("|")
+    keep = [i for i, h in enumerate(hits) if h == best]
+    if is_table and len(lines) > 2 and re.fullmatch(r"[\s|:\-]+", lines[1]):
+        keep = sorted({0, 1, *keep})
+    return "\n".join(lines[i] for i in keep)
+
+
+def package_scores(query: set[str], catalog: tuple[CatalogItem, ...]) -> dict[str, float]:
+    """How well each catalog line (ID, title, summary, aliases, keywords) covers the question."""
+    if not catalog or not query:
+        return {}
+    docs = []
+    for item in catalog:
+        text = " ".join([item.package_id, item.title, item.summary, *item.aliases, *item.keywords])
+        docs.append(set(terms(text)))
+    weights = _idf(docs)
+    default = math.log(1 + len(docs))
+    return {item.package_id: _coverage(query, doc, weights, default) for item, doc in zip(catalog, docs)}
+
+
+def best_passage(
+    query: set[str], knowledge: tuple[KnowledgeItem, ...], package_weight: dict[str, float] | None = None
+) -> tuple[float, Passage | None]:
+    """The delivered passage covering most of the question; ties go to the better-matching package."""
+    passages = [p for item in knowledge for p in split_passages(item)]
+    if not passages or not query:
+        return 0.0, None
+    docs = [set(terms(p.text)) | set(terms(p.heading)) | set(terms(p.title)) for p in passages]
+    weights = _idf(docs)
+    default = math.log(1 + len(docs))  # a query word found nowhere weighs like the rarest word
+    package_weight = package_weight or {}
+    best: tuple[float, float, Passage | None] = (0.0, 0.0, None)
+    for passage, doc in zip(passages, docs):
+        if not query & set(terms(passage.text)):
+            continue  # a heading alone is not an answer
+        coverage = _coverage(query, doc, weights, default)
+        rank = coverage + 0.3 * package_weight.get(passage.package_id, 0.0)
+        if rank > best[1]:
+            best = (coverage, rank, passage)
+    return best[0], best[2]
+
+
+def answer_offline(request: LLMRequest) -> str:
+    """The reply (contract JSON) the offline provider gives to ``request``."""
+
+    query = set(terms(request.user_text))
+    scores = package_scores(query, request.catalog)
+    delivered = {item.package_id for item in request.knowledge}
+    kinds = {item.package_id: item.kind for item in request.catalog}
+
+    # Ask for the package the catalog says fits best, unless one delivered fits as well.
+    if scores:
+        top_id = max(scores, key=lambda pid: scores[pid])
+        delivered_best = max((scores.get(pid, 0.0) for pid in delivered), default=0.0)
+        if top_id not in delivered and scores[top_id] >= FETCH_COVERAGE and scores[top_id] > delivered_best:
+            requested = f"::{top_id}" if kinds.get(top_id) == "procedure" else top_id
+            return json.dumps({"s": 99, "context_needed": requested})
+
+    coverage, passage = best_passage(query, request.knowledge, scores)
+    if passage is not None and coverage >= FETCH_COVERAGE:
+        return _answer(passage, query)
+    return json.dumps({"s": 0, "message": DONT_KNOW_MESSAGE}, ensure_ascii=False)
+
+
+def _answer(passage: Passage, query: set[str]) -> str:
+    source = f"{passage.title} ({passage.package_id})" if passage.title else passage.package_id
+    message = f"{_focus(passage.text, query)}\n\nFonte: {source}"
+    return json.dumps({"s": 0, "message": message}, ensure_ascii=False)
+
+
+class OfflineProvider:
+    name = "offline"
+
+    def complete(self, request: LLMRequest) -> LLMResult:
+        return LLMResult(text=answer_offline(request), model="offline-extractive")

@@ -1,0 +1,141 @@
+"""Any OpenAI-compatible ``/chat/completions`` endpoint over plain HTTP.
+
+Works with OpenAI, vLLM, Ollama and llama.cpp servers. Uses the standard
+library (``urllib``) on purpose: one POST with a timeout does not justify a
+client dependency. Every failure becomes ``ProviderUnavailable`` with a short
+reason code; transient ones (network, timeout, 429, 5xx) are retried
+``max_retries`` times with a short backoff.
+"""
+
+from __future__ import annotations
+
+import json
+import socket
+import time
+import urllib.error
+import urllib.request
+from typing import Any
+
+from .base import LLMRequest, LLMResult, ProviderUnavailable
+from .config import LLMSettings
+
+# Request options an agent may pass through to the endpoint (admin JSON).
+PASS_THROUGH_OPTIONS = ("temperature", "top_p", "max_tokens", "seed", "stop", "response_format")
+RETRY_BACKOFF_SECONDS = 0.25
+MAX_RESPONSE_BYTES = 4 * 1024 * 1024  # a chat reply is never this large; refuse to buffer more
+
+
+class _Transient(Exception):
+    def __init__(self, reason: str):
+        super().__init__(reason)
+        self.reason = reason
+
+
+class OpenAICompatibleProvider:
+    name = "openai"
+
+    def __init__(self, settings: LLMSettings, *, sleep=time.sleep):
+        self.settings = settings
+        self.endpoint = settings.base_url.rstrip("/") + "/chat/completions"
+        self._sleep = sleep
+
+    def _payload(self, request: LLMRequest) -> bytes:
+        body: dict[str, Any] = {
+            "model": request.model or self.settings.model,
+            "messages": [m.as_dict() for m in request.messages],
+            "stream": False,
+        }
+        for key in PASS_THROUGH_OPTIONS:
+            if key in request.options:
+                body[key] = request.options[key]
+        return json.dumps(body, ensure_ascii=False).encode("utf-8")
+
+    def _headers(self) -> dict[str, str]:
+        headers = {"Content-Type": "application/json", "Accept": "application/json"}
+        if self.settings.api_key:
+            headers["Authorization"] = f"Bearer {self.settings.api_key}"
+        return headers
+
+    def _post_once(self, payload: bytes) -> bytes:
+        http_request = urllib.request.Request(self.endpoint, data=payload, headers=self._headers(), method="POST")
+        try:
+            with urllib.request.urlopen(http_request, timeout=self.settings.timeout) as response:
+                return response.read(MAX_RESPONSE_BYTES + 1)
+        except urllib.error.HTTPError as exc:
+            exc.close()
+            if exc.code == 429 or exc.code >= 500:
+                raise _Transient(f"http_{exc.code}") from None
+            raise ProviderUnavailable(f"http_{exc.code}") from None
+        except (socket.timeout, TimeoutError):
+            raise _Transient("timeout") from None
+        except urllib.error.URLError as exc:
+            if isinstance(exc.reason, (socket.timeout, TimeoutError)):
+                raise _Transient("timeout") from None
+            raise _Transient("network") from None
+        except (ConnectionError, OSError):
+            raise _Transient("network") from None
+        except Exception:  # http.client.IncompleteRead, BadStatusLine, ...
+            raise _Transient("network") from None
+
+    @staticmethod
+    def _parse(raw: bytes) -> tuple[str, str, dict]:
+        if len(raw) > MAX_RESPONSE_BYTES:
+            raise ProviderUnavailable("response_too_large")
+        try:
+            data = json.loads(raw.decode("utf-8"))
+        except (UnicodeDecodeError, ValueError):
+            raise ProviderUnavailable("malformed_body") from None
+        if not isinstance(data, dict):
+            raise ProviderUnavailable("malformed_body")
+        choices = data.get("choices")
+        if choices is None:
+            raise ProviderUnavailable("malformed_body")
+        if not isinstance(choices, list) or not choices:
+            raise ProviderUnavailable("empty_choices")
+        first = choices[0]
+        message = first.get("message") if isinstance(first, dict) else None
+        content = message.get("content") if isinstance(message, dict) else None
+        if not isinstance(content, str):
+            raise ProviderUnavailable("malformed_body")
+        if not content.strip():
+            raise ProviderUnavailable("empty_reply")
+        usage = data.get("usage") if isinstance(data.get("usage"), dict) else {}
+        model = data.get("model") if isinstance(data.get("model"), str) else ""
+        return content, model, usage
+
+    def complete(self, request: LLMRequest) -> LLMResult:
+        payload = self._payload(request)
+        started = time.monotonic()
+        attempts = 0
+        reason = "network"
+        while attempts <= self.settings.max_retries:
+            if attempts:
+                self._sleep(RETRY_BACKOFF_SECONDS * (2 ** (attempts - 1)))
+            attempts += 1
+            try:
+                raw = self._post_once(payload)
+            except _Transient as exc:
+                reason = exc.reason
+                continue
+            except ProviderUnavailable as exc:
+                exc.attempts = attempts
+                exc.duration_ms = _ms_since(started)
+                raise
+            try:
+                content, model, usage = self._parse(raw)
+            except ProviderUnavailable as exc:
+                exc.attempts = attempts
+                exc.duration_ms = _ms_since(started)
+                raise
+            return LLMResult(
+                text=content,
+                model=model or request.model or self.settings.model,
+                duration_ms=_ms_since(started),
+                attempts=attempts,
+                usage=usage,
+            )
+        raise ProviderUnavailable(reason, attempts=attempts, duration_ms=_ms_since(started))
+
+
+def _ms_since(started: float) -> int:
+    return int(round((time.monotonic() - started) * 1000))

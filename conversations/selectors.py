@@ -1,0 +1,36 @@
+from django.db.models import QuerySet
+
+from conversations.exceptions import SessionNotFoundError
+from conversations.models import Agent, Handoff, Message, Session
+
+
+def agent_list(*, active_only: bool = True) -> QuerySet[Agent]:
+    qs = Agent.objects.all()
+    return qs.filter(is_active=True) if active_only else qs
+
+
+def session_get(*, tenant, session_id) -> Session:
+    """A session of ``tenant``; any other tenant's session is simply not found."""
+    session = Session.objects.select_related("agent").filter(tenant=tenant, pk=session_id).first()
+    if session is None:
+        raise SessionNotFoundError(details={"session_id": str(session_id)})
+    return session
+
+
+def session_messages(*, session: Session) -> QuerySet[Message]:
+    return session.messages.select_related("handoff").order_by("created_at", "id")
+
+
+def session_history(*, session: Session, before: Message, limit: int) -> list[tuple[str, str]]:
+    """The last ``limit`` finished messages before ``before``, oldest first, as (role, text)."""
+    rows = (
+        session.messages.filter(id__lt=before.id)
+        .exclude(status="received")
+        .order_by("-id")
+        .values_list("role", "text")[:limit]
+    )
+    return list(reversed(rows))
+
+
+def handoffs_open() -> QuerySet[Handoff]:
+    return Handoff.objects.filter(resolved_at__isnull=True).select_related("session", "session__tenant", "message")

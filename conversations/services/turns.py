@@ -1,0 +1,435 @@
+"""The agent turn: one inbound user message in, one reply out.
+
+    1. idempotent retry?  → the first response, no provider call
+    2. validate the UI context (issue 5 plugs in: ``_context_validate``)
+    3. open the turn       (short transaction, session row locked): status check,
+                           inbound message, context snapshot, enrichment counter reset
+    4. resolve references  (issue 5 plugs in: ``_references_resolve``; may ask back)
+    5. knowledge set       (``knowledge_set_for_turn``: the router, once it lands)
+    6. the agent loop      (no transaction held): prompt → provider → reply contract;
+                           s=99 fetches under the per-message budget; hand-offs
+    7. close the turn      (short transaction, session row locked): reply, hand-off,
+                           session status, stored response
+
+The provider call never runs inside a transaction; every write to the session
+row happens under ``select_for_update``, so concurrent messages to one session
+never lose an update of ``collected_packages`` or the counter.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import Any
+
+from django.conf import settings
+from django.db import transaction
+
+from conversations.exceptions import (
+    IdempotencyKeyReusedError,
+    IdempotentRequestInProgressError,
+    SessionNotOpenError,
+)
+from conversations.llm import LLMConfigError, ProviderUnavailable
+from conversations.llm_settings import provider_for
+from conversations.models import (
+    Handoff,
+    HandoffReason,
+    Message,
+    MessageRole,
+    MessageStatus,
+    Session,
+    SessionStatus,
+)
+from conversations.prompts import KnowledgeSet, build_call
+from conversations.protocol import parse_agent_reply
+from conversations.selectors import session_get, session_history
+from knowledge.catalog import Catalog, get_active_catalog
+
+logger = logging.getLogger("conversations.turns")
+
+HISTORY_MESSAGES = 20  # earlier turns the model sees; older ones add cost, rarely meaning
+
+HANDOFF_MESSAGE = (
+    "Vou encaminhar sua mensagem para uma pessoa da nossa equipe, que poderá ajudar melhor. "
+    "Obrigado pela paciência!"
+)
+PROVIDER_UNAVAILABLE_MESSAGE = (
+    "Desculpe, nosso assistente está indisponível no momento. Encaminhei sua mensagem para uma "
+    "pessoa da nossa equipe, que vai continuar o atendimento em breve."
+)
+
+
+def max_enrichments() -> int:
+    return int(getattr(settings, "MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", 2))
+
+
+def max_calls() -> int:
+    return int(getattr(settings, "MAX_AGENT_CALLS_PER_TURN", 10))
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    response: dict[str, Any]
+    replayed: bool = False  # True when an Idempotency-Key retry got the stored response
+
+
+@dataclass
+class TurnOutcome:
+    status: str
+    reply: str
+    handoff_reason: str = ""
+    handoff_detail: str = ""
+    llm_calls: int = 0
+    enrichments: int = 0
+    llm_ms: int = 0
+    catalog_version: int = 0
+    packages: dict[str, int] = field(default_factory=dict)  # delivered ID → revision, in order
+
+    @classmethod
+    def handoff(cls, reason: str, detail: str, **kwargs) -> "TurnOutcome":
+        message = PROVIDER_UNAVAILABLE_MESSAGE if reason == HandoffReason.PROVIDER_UNAVAILABLE else HANDOFF_MESSAGE
+        return cls(
+            status=MessageStatus.HANDOFF, reply=message, handoff_reason=reason, handoff_detail=detail[:500], **kwargs
+        )
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    """What the UI context contributes to a turn (filled in by the context issue)."""
+
+    snapshot_id: int | None = None
+    clarification: str = ""  # a question back to the user instead of a guess
+    routing_hints: dict = field(default_factory=dict)
+
+
+# --- 1. idempotency ------------------------------------------------------------------
+
+
+def request_fingerprint(*, text: str, context: Any) -> str:
+    canonical = json.dumps({"message": text, "context": context}, sort_keys=True, ensure_ascii=False, default=str)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def _idempotent_response(*, session: Session, key: str | None, fingerprint: str) -> dict | None:
+    if not key:
+        return None
+    inbound = (
+        Message.objects.filter(session=session, role=MessageRole.USER, idempotency_key=key)
+        .select_related("reply")
+        .first()
+    )
+    if inbound is None:
+        return None
+    if inbound.request_fingerprint != fingerprint:
+        raise IdempotencyKeyReusedError(details={"idempotency_key": key})
+    reply = getattr(inbound, "reply", None)
+    if reply is None or reply.response is None:
+        raise IdempotentRequestInProgressError(details={"idempotency_key": key})
+    return reply.response
+
+
+# --- 2–4. context (issue 5) --------------------------------------------------------------
+
+
+def _context_validate(*, session: Session, context: dict | None) -> dict | None:
+    """Validate the AgentContext before anything is written (schema, size, age, tenant).
+
+    Accepted as an opaque optional object for now; the context issue replaces this.
+    """
+    return context
+
+
+def _context_snapshot_store(*, session: Session, inbound: Message, context: dict | None) -> int | None:
+    """Store the validated context as a snapshot; return its id (inside the open-turn transaction)."""
+    return None
+
+
+def _references_resolve(*, session: Session, inbound: Message, context: dict | None) -> TurnContext:
+    """Resolve "isso/este/aqui" against the context; ambiguity becomes a clarification."""
+    return TurnContext(snapshot_id=inbound.context_snapshot_id)
+
+
+# --- 5. knowledge set ----------------------------------------------------------------------
+
+
+def knowledge_set_for_turn(
+    *, session: Session, text: str, turn_context: TurnContext, catalog: Catalog
+) -> KnowledgeSet:
+    """The packages the router delivers for this message (bodies) or offers (listed).
+
+    The knowledge router plugs in here. Without it (or with
+    ``AGENT_KNOWLEDGE_ROUTER = False``) the agent gets the catalog alone and
+    fetches what it needs with s=99.
+    """
+    if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
+        return KnowledgeSet()
+    return KnowledgeSet()
+
+
+# --- 3. and 7. the session row, always locked ---------------------------------------------------
+
+
+def _session_lock(session_id: int) -> Session:
+    return Session.objects.select_for_update(of=("self",)).get(pk=session_id)
+
+
+def _turn_open(*, session: Session, text: str, context: dict | None, key: str | None, fingerprint: str):
+    """Returns (inbound message, None) or (None, stored response) for an idempotent retry."""
+    with transaction.atomic():
+        locked = _session_lock(session.pk)
+        replay = _idempotent_response(session=locked, key=key, fingerprint=fingerprint)
+        if replay is not None:
+            return None, replay
+        if locked.status != SessionStatus.OPEN:
+            raise SessionNotOpenError(details={"session_id": locked.pk, "status": locked.status})
+        inbound = Message(
+            session=locked,
+            role=MessageRole.USER,
+            text=text,
+            status=MessageStatus.RECEIVED,
+            idempotency_key=key or None,
+            request_fingerprint=fingerprint,
+        )
+        inbound.full_clean()
+        inbound.save()
+        snapshot_id = _context_snapshot_store(session=locked, inbound=inbound, context=context)
+        if snapshot_id is not None:
+            inbound.context_snapshot_id = snapshot_id
+            inbound.save(update_fields=["context_snapshot_id"])
+        # The seed: the enrichment counter restarts with every inbound message.
+        locked.context_enrichment_count = 0
+        locked.save(update_fields=["context_enrichment_count", "updated_at"])
+        session.collected_packages = list(locked.collected_packages or [])  # as of this turn's start
+        session.context_enrichment_count = 0
+    return inbound, None
+
+
+def _fetch_record(*, session_id: int, package_id: str) -> list[str]:
+    """Add a fetched package to the session (once) and count the fetch (always)."""
+    with transaction.atomic():
+        locked = _session_lock(session_id)
+        collected = list(locked.collected_packages or [])
+        if package_id not in collected:
+            collected.append(package_id)
+        locked.collected_packages = collected
+        locked.context_enrichment_count += 1
+        locked.save(update_fields=["collected_packages", "context_enrichment_count", "updated_at"])
+    return collected
+
+
+def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict) -> dict:
+    with transaction.atomic():
+        locked = _session_lock(session.pk)
+        reply = Message(
+            session=locked,
+            role=MessageRole.ASSISTANT,
+            text=outcome.reply,
+            status=outcome.status,
+            reply_to=inbound,
+            context_snapshot_id=inbound.context_snapshot_id,
+            packages=[{"id": pid, "revision": rev} for pid, rev in outcome.packages.items()],
+            catalog_version=outcome.catalog_version or None,
+            llm_calls=outcome.llm_calls,
+            context_enrichments=outcome.enrichments,
+            timings_ms=timings,
+        )
+        reply.save()
+        handoff = None
+        if outcome.status == MessageStatus.HANDOFF:
+            handoff = Handoff(
+                session=locked, message=reply, reason=outcome.handoff_reason, detail=outcome.handoff_detail
+            )
+            handoff.full_clean()
+            handoff.save()
+            if locked.status == SessionStatus.OPEN:
+                from conversations.services.sessions import session_transition
+
+                session_transition(session=locked, status=SessionStatus.HANDED_OFF)
+        inbound.status = MessageStatus.PROCESSED
+        inbound.save(update_fields=["status"])
+        response = {
+            "message_id": reply.pk,
+            "session_id": locked.pk,
+            "status": outcome.status,
+            "reply": outcome.reply,
+            "handoff": {"reason": handoff.reason, "detail": handoff.detail} if handoff else None,
+            "packages": reply.packages,
+            "catalog_version": outcome.catalog_version,
+            "timings_ms": timings,
+            "session_status": locked.status,
+        }
+        reply.response = response
+        reply.save(update_fields=["response"])
+    return response
+
+
+# --- 6. the agent loop --------------------------------------------------------------------------
+
+
+def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext) -> TurnOutcome:
+    agent = session.agent
+    budget = max_enrichments()
+    cap = max_calls()
+    history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
+    catalog = get_active_catalog()
+    knowledge_set = knowledge_set_for_turn(
+        session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
+    )
+    collected = list(session.collected_packages or [])
+    state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
+
+    def handoff(reason: str, detail: str) -> TurnOutcome:
+        return TurnOutcome.handoff(
+            reason,
+            detail,
+            llm_calls=state.llm_calls,
+            enrichments=state.enrichments,
+            llm_ms=state.llm_ms,
+            catalog_version=state.catalog_version,
+            packages=state.packages,
+        )
+
+    try:
+        provider = provider_for(agent)
+    except LLMConfigError:
+        return handoff(HandoffReason.PROVIDER_UNAVAILABLE, "The agent's LLM configuration is invalid.")
+
+    while True:
+        if state.llm_calls >= cap:
+            return handoff(HandoffReason.ITERATION_CAP, f"{cap} provider calls in one turn without an answer.")
+        if state.llm_calls:
+            # Read fresh on every call: an admin edit or deactivation shows on the next call.
+            catalog = get_active_catalog()
+        state.catalog_version = catalog.version
+        prepared = build_call(
+            agent=agent,
+            catalog=catalog,
+            knowledge_set=knowledge_set,
+            collected_ids=collected,
+            history=history,
+            user_text=inbound.text,
+            budget=budget,
+        )
+        for delivered in prepared.delivered:
+            state.packages[delivered.package_id] = delivered.revision
+        state.llm_calls += 1
+        started = time.monotonic()
+        try:
+            result = provider.complete(prepared.request)
+        except ProviderUnavailable as exc:
+            state.llm_ms += _ms_since(started)
+            logger.warning(
+                "provider unavailable session=%s message=%s provider=%s reason=%s attempts=%s",
+                session.pk,
+                inbound.pk,
+                getattr(provider, "name", "?"),
+                exc.reason,
+                exc.attempts,
+            )
+            return handoff(HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider unavailable ({exc.reason}).")
+        except Exception as exc:  # the provider boundary: a turn is saved, never a 500
+            state.llm_ms += _ms_since(started)
+            logger.error(
+                "provider failed session=%s message=%s error=%s", session.pk, inbound.pk, exc.__class__.__name__
+            )
+            return handoff(HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider failed ({exc.__class__.__name__}).")
+        state.llm_ms += _ms_since(started)
+
+        reply = parse_agent_reply(result.text)
+        if reply.kind == "answer":
+            state.reply = reply.message
+            return state
+        if reply.kind == "handoff":
+            return handoff(HandoffReason.AGENT_REQUEST, reply.reason or "The agent asked for a person.")
+        if reply.kind == "invalid":
+            return handoff(HandoffReason.INVALID_REPLY, f"Unusable agent reply ({reply.error}).")
+
+        # s=99: never let the model answer without the package it asked for.
+        problem = reply.fetch_problem
+        if problem:
+            return handoff(HandoffReason.UNCERTAINTY, f"s=99 with {problem.replace('_', ' ')} context_needed.")
+        requested = reply.fetch_target
+        entry = catalog.resolve(requested)
+        if entry is None or not entry.body.strip():
+            return handoff(
+                HandoffReason.UNCERTAINTY, f"Requested package {requested[:100]!r} is unknown, inactive or empty."
+            )
+        collected = _fetch_record(session_id=session.pk, package_id=entry.package_id)
+        state.enrichments += 1
+        if state.enrichments > budget:
+            return handoff(
+                HandoffReason.BUDGET_EXCEEDED,
+                f"Fetch {state.enrichments} in one message exceeds the budget of {budget} (last: {entry.package_id}).",
+            )
+
+
+def _ms_since(started: float) -> int:
+    return int(round((time.monotonic() - started) * 1000))
+
+
+# --- the service ---------------------------------------------------------------------------------
+
+
+def message_send(
+    *,
+    acting_user,
+    tenant,
+    session_id,
+    text: str,
+    context: dict | None = None,
+    idempotency_key: str | None = None,
+) -> TurnResult:
+    """Run one turn for ``text`` in the tenant's session and return the API response.
+
+    Not atomic on purpose: the provider call must not hold a transaction or a
+    row lock; each write step takes its own short transaction.
+    """
+    started = time.monotonic()
+    session = session_get(tenant=tenant, session_id=session_id)
+    fingerprint = request_fingerprint(text=text, context=context)
+
+    stored = _idempotent_response(session=session, key=idempotency_key, fingerprint=fingerprint)
+    if stored is not None:
+        return TurnResult(stored, replayed=True)
+
+    context = _context_validate(session=session, context=context)
+    inbound, stored = _turn_open(
+        session=session, text=text, context=context, key=idempotency_key, fingerprint=fingerprint
+    )
+    if stored is not None:
+        return TurnResult(stored, replayed=True)
+
+    try:
+        turn_context = _references_resolve(session=session, inbound=inbound, context=context)
+        if turn_context.clarification:
+            outcome = TurnOutcome(
+                status=MessageStatus.CLARIFICATION,
+                reply=turn_context.clarification,
+                catalog_version=get_active_catalog().version,
+            )
+        else:
+            outcome = _agent_loop(session=session, inbound=inbound, turn_context=turn_context)
+        total_ms = _ms_since(started)
+        timings = {"total": total_ms, "llm": outcome.llm_ms, "overhead": max(total_ms - outcome.llm_ms, 0)}
+        response = _turn_close(session=session, inbound=inbound, outcome=outcome, timings=timings)
+    except Exception:
+        # A bug, not a provider failure: leave no half-finished turn (and free the idempotency key).
+        Message.objects.filter(pk=inbound.pk, status=MessageStatus.RECEIVED).delete()
+        logger.error("turn failed session=%s message=%s", session.pk, inbound.pk)
+        raise
+
+    logger.info(
+        "turn finished session=%s message=%s status=%s reason=%s llm_calls=%s enrichments=%s duration_ms=%s",
+        session.pk,
+        response["message_id"],
+        outcome.status,
+        outcome.handoff_reason or "-",
+        outcome.llm_calls,
+        outcome.enrichments,
+        response["timings_ms"]["total"],
+    )
+    return TurnResult(response)

@@ -1,0 +1,106 @@
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.management import CommandError, call_command
+from django.urls import get_resolver
+from rest_framework.test import APIClient
+
+from accounts.models import Membership
+
+
+def _api_routes() -> list[str]:
+    """Every concrete GET-able path under /api/v1/ (parameters filled with a dummy)."""
+    routes = []
+
+    def walk(patterns, prefix=""):
+        for p in patterns:
+            if hasattr(p, "url_patterns"):
+                walk(p.url_patterns, prefix + str(p.pattern))
+            else:
+                routes.append(prefix + str(p.pattern))
+
+    walk(get_resolver().url_patterns)
+    concrete = []
+    for route in routes:
+        if not route.startswith("api/v1/"):
+            continue
+        for token in ("<str:", "<int:", "<uuid:", "<slug:", "<"):
+            while token in route:
+                start = route.index(token)
+                end = route.index(">", start)
+                value = "00000000-0000-0000-0000-000000000000" if "uuid" in route[start:end] else "1"
+                route = route[:start] + value + route[end + 1 :]
+        concrete.append("/" + route.replace("^", "").replace("$", ""))
+    return concrete
+
+
+@pytest.mark.django_db
+def test_every_api_endpoint_requires_authentication(anon_client):
+    routes = _api_routes()
+    assert "/api/v1/packages" in routes
+    for route in routes:
+        for method in ("get", "post"):
+            response = getattr(anon_client, method)(route)
+            assert response.status_code in (401, 405), (method, route, response.status_code)
+            if response.status_code == 401:
+                assert response.json()["error"]["code"] == "NOT_AUTHENTICATED"
+
+
+def test_a_bad_token_is_401(db):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token not-a-token")
+    response = client.get("/api/v1/packages")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "AUTHENTICATION_FAILED"
+
+
+def test_a_user_without_tenant_is_403(db):
+    user = get_user_model().objects.create_user(username="loner")
+    client = APIClient()
+    client.force_authenticate(user)
+    response = client.get("/api/v1/packages")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "NO_TENANT"
+
+
+def test_an_inactive_tenant_is_403(api_client, tenant):
+    tenant.is_active = False
+    tenant.save()
+    assert api_client.get("/api/v1/packages").status_code == 403
+
+
+def test_session_authentication_works_for_the_browser(client, user):
+    client.force_login(user)
+    assert client.get("/api/v1/packages").status_code == 200
+
+
+def test_create_api_token_prints_a_token_and_makes_a_member(tenant, capsys):
+    get_user_model().objects.create_user(username="joana")
+    call_command("create_api_token", "joana", "--tenant", "acme")
+    token = capsys.readouterr().out.strip()
+    assert len(token) == 40
+    membership = Membership.objects.get(user__username="joana")
+    assert membership.tenant == tenant
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {token}")
+    assert client.get("/api/v1/packages").status_code == 200
+
+
+def test_create_api_token_refuses_unknown_tenant_and_user(tenant):
+    with pytest.raises(CommandError, match="Unknown tenant"):
+        call_command("create_api_token", "joana", "--tenant", "nope")
+    with pytest.raises(CommandError, match="Unknown user"):
+        call_command("create_api_token", "joana", "--tenant", "acme")
+
+
+def test_create_api_token_refuses_a_second_tenant(user, other_tenant):
+    with pytest.raises(CommandError, match="already belongs to another tenant"):
+        call_command("create_api_token", user.username, "--tenant", other_tenant.slug)
+
+
+def test_ensure_demo_prints_the_token_once(db, capsys):
+    call_command("ensure_demo")
+    first = capsys.readouterr().out
+    assert "API token" in first
+    call_command("ensure_demo")
+    second = capsys.readouterr().out
+    assert "API token" not in second and "token unchanged" in second

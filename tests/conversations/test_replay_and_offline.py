@@ -1,0 +1,96 @@
+"""The seed's TC-99 replay, the embedded offline provider end to end,
+and per-agent provider overrides."""
+
+from pathlib import Path
+
+import pytest
+from django.core.exceptions import ValidationError
+
+import conversations
+from conversations.llm_settings import agent_llm_settings
+from conversations.models import Agent
+from tests.conversations.helpers import send
+
+pytestmark = pytest.mark.django_db
+
+TC_99 = Path(conversations.__file__).parent / "llm" / "fixtures" / "TC-99-context-enrichment.json"
+
+
+def test_tc99_replay_enriches_then_answers(api_client, chat_session, settings):
+    settings.LLM_PROVIDER = "replay"
+    settings.LLM_REPLAY_FIXTURE = str(TC_99)
+
+    data = send(api_client, chat_session, "Como devo acondicionar e enviar amostras de DNA para Sanger?").json()
+
+    assert data["status"] == "answered"
+    assert "gelo reciclável" in data["reply"]
+    assert [p["id"] for p in data["packages"]] == ["SAMPLE_INSTRUCTIONS"]
+    chat_session.refresh_from_db()
+    assert chat_session.collected_packages == ["SAMPLE_INSTRUCTIONS"]
+    assert chat_session.context_enrichment_count == 1
+
+
+def test_offline_provider_fetches_and_quotes_the_catalog(api_client, chat_session, settings):
+    assert settings.LLM_PROVIDER == "offline"  # the embedded default
+
+    data = send(api_client, chat_session, "Qual a concentração mínima de plasmídeo para Sanger?").json()
+
+    assert data["status"] == "answered", data
+    assert data["packages"], "the offline agent asked for a package with s=99"
+    package_id = data["packages"][0]["id"]
+    assert f"({package_id})" in data["reply"]
+    assert "Fonte:" in data["reply"]
+
+
+def test_offline_provider_says_it_does_not_know(api_client, chat_session):
+    data = send(api_client, chat_session, "Quem ganhou a copa de 1970?").json()
+    assert data["status"] == "answered"
+    assert data["reply"].startswith("Não encontrei essa informação")
+    assert data["packages"] == []
+
+
+def test_agent_override_routes_one_agent_to_its_own_endpoint(api_client, chat_session, llm_server, agents):
+    agent = agents["atendimento"]
+    agent.provider = "openai"
+    agent.model = "agent-model"
+    agent.settings = {"base_url": llm_server.url, "timeout": 2, "temperature": 0.1}
+    agent.full_clean()
+    agent.save()
+    llm_server.reply("Resposta do endpoint do agente.")
+
+    data = send(api_client, chat_session, "Oi").json()
+
+    assert data["reply"] == "Resposta do endpoint do agente."
+    sent = llm_server.requests[0].body
+    assert sent["model"] == "agent-model"
+    assert sent["temperature"] == 0.1
+    assert llm_server.requests[0].system_prompt.startswith(agent.system_prompt.strip())
+
+
+def test_agent_with_invalid_llm_settings_does_not_validate(agents):
+    agent = agents["comercial"]
+    agent.provider = "openai"  # no base URL anywhere
+    with pytest.raises(ValidationError) as exc:
+        agent.full_clean()
+    assert "provider" in exc.value.message_dict
+    agent.provider = ""
+    agent.settings = {"colour": "blue"}
+    with pytest.raises(ValidationError):
+        agent.full_clean()
+
+
+def test_three_seed_agents_exist_and_one_is_the_default(agents):
+    assert set(agents) >= {"atendimento", "comercial", "suporte-tecnico"}
+    assert list(Agent.objects.filter(is_default=True).values_list("slug", flat=True)) == ["atendimento"]
+    assert agent_llm_settings(agents["comercial"]).provider == "offline"
+
+
+def test_default_provider_follows_the_global_settings(settings, llm_server):
+    from conversations.llm import ChatMessage, LLMRequest
+    from conversations.llm_settings import default_provider
+
+    assert default_provider().name == "offline"
+    settings.LLM_PROVIDER = "openai"
+    settings.LLM_BASE_URL = llm_server.url
+    llm_server.reply("olá")
+    assert default_provider().complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"

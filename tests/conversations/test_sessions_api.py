@@ -1,0 +1,210 @@
+"""Sessions and messages over the API: creation, reading, tenancy, idempotency."""
+
+import logging
+
+import pytest
+
+from conversations.models import Message, MessageRole, MessageStatus, Session
+from tests.conversations.helpers import send
+
+pytestmark = pytest.mark.django_db
+
+
+def test_create_session_with_the_default_agent(api_client, agents):
+    response = api_client.post("/api/v1/sessions", {}, format="json")
+
+    assert response.status_code == 201
+    data = response.json()
+    assert data["agent"] == "atendimento"
+    assert data["status"] == "open"
+    assert data["collected_packages"] == []
+    assert data["context_enrichment_count"] == 0
+    session = Session.objects.get(pk=data["id"])
+    assert session.tenant.slug == "acme"
+    assert session.user.username == "ana"
+
+
+def test_create_session_with_a_named_agent(api_client, agents):
+    data = api_client.post("/api/v1/sessions", {"agent": "comercial"}, format="json").json()
+    assert data["agent"] == "comercial"
+
+
+def test_create_session_with_an_unknown_agent_is_rejected(api_client, agents):
+    response = api_client.post("/api/v1/sessions", {"agent": "nobody"}, format="json")
+
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "AGENT_NOT_FOUND"
+    assert not Session.objects.exists()
+
+
+def test_create_session_with_an_inactive_agent_is_rejected(api_client, agents):
+    agents["comercial"].is_active = False
+    agents["comercial"].save()
+    response = api_client.post("/api/v1/sessions", {"agent": "comercial"}, format="json")
+    assert response.json()["error"]["code"] == "AGENT_NOT_FOUND"
+
+
+def test_create_session_refuses_unknown_fields(api_client, agents):
+    response = api_client.post("/api/v1/sessions", {"agnt": "comercial"}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+
+
+def test_sessions_need_authentication(anon_client, chat_session):
+    assert anon_client.post("/api/v1/sessions", {}, format="json").status_code == 401
+    assert anon_client.get(f"/api/v1/sessions/{chat_session.pk}").status_code == 401
+
+
+def test_get_session_shows_its_state(api_client, chat_session, scripted_llm):
+    scripted_llm.reply_json({"s": 99, "context_needed": "PRECOS"}).reply_json({"s": 0, "message": "ok"})
+    send(api_client, chat_session, "Preço?")
+
+    data = api_client.get(f"/api/v1/sessions/{chat_session.pk}").json()
+
+    assert data["id"] == chat_session.pk
+    assert data["collected_packages"] == ["PRICING_RULES"]
+    assert data["context_enrichment_count"] == 1
+
+
+def test_messages_are_listed_oldest_first_and_paginated(api_client, chat_session, scripted_llm):
+    for i in range(3):
+        scripted_llm.reply_json({"s": 0, "message": f"resposta {i}"})
+        send(api_client, chat_session, f"pergunta {i}")
+
+    data = api_client.get(f"/api/v1/sessions/{chat_session.pk}/messages?page_size=4").json()
+
+    assert data["count"] == 6
+    assert [(m["role"], m["text"]) for m in data["results"]] == [
+        ("user", "pergunta 0"),
+        ("assistant", "resposta 0"),
+        ("user", "pergunta 1"),
+        ("assistant", "resposta 1"),
+    ]
+    assert data["results"][1]["reply_to"] == data["results"][0]["id"]
+    assert data["next"]
+
+
+def test_handoff_messages_show_their_reason_in_the_list(api_client, chat_session, scripted_llm):
+    scripted_llm.reply_json({"s": 99, "context_needed": "NOPE"})
+    send(api_client, chat_session, "?")
+    results = api_client.get(f"/api/v1/sessions/{chat_session.pk}/messages").json()["results"]
+    assert results[1]["status"] == "handoff"
+    assert results[1]["handoff"]["reason"] == "uncertainty"
+
+
+def test_message_body_is_validated(api_client, chat_session):
+    for body in ({}, {"message": ""}, {"message": "oi", "extra": 1}, {"message": "oi", "context": [1]}):
+        response = api_client.post(f"/api/v1/sessions/{chat_session.pk}/messages", body, format="json")
+        assert response.status_code == 400, body
+        assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+    assert not Message.objects.exists()
+
+
+def test_context_object_is_accepted(api_client, chat_session, scripted_llm):
+    scripted_llm.reply("ok")
+    response = send(api_client, chat_session, "oi", context={"page": {"id": "quote-42"}})
+    assert response.status_code == 201
+
+
+# --- tenancy ----------------------------------------------------------------------------------------
+
+
+def test_another_tenants_session_is_not_found(other_api_client, chat_session, scripted_llm):
+    for response in (
+        other_api_client.get(f"/api/v1/sessions/{chat_session.pk}"),
+        other_api_client.get(f"/api/v1/sessions/{chat_session.pk}/messages"),
+        send(other_api_client, chat_session, "oi"),
+    ):
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "SESSION_NOT_FOUND"
+    assert scripted_llm.requests == []
+    assert not Message.objects.exists()
+
+
+def test_unknown_session_is_not_found(api_client, agents):
+    assert api_client.get("/api/v1/sessions/999999").status_code == 404
+
+
+# --- idempotency -------------------------------------------------------------------------------------
+
+
+def test_idempotent_retry_returns_the_first_response_without_a_second_call(api_client, chat_session, scripted_llm):
+    scripted_llm.reply_json({"s": 99, "context_needed": "PRECOS"}).reply_json({"s": 0, "message": "R$ 10"})
+
+    first = send(api_client, chat_session, "Preço?", key="abc-123")
+    retry = send(api_client, chat_session, "Preço?", key="abc-123")
+
+    assert first.status_code == retry.status_code == 201
+    assert retry.json() == first.json()
+    assert retry["Idempotent-Replayed"] == "true"
+    assert len(scripted_llm.requests) == 2
+    assert chat_session.messages.count() == 2
+    chat_session.refresh_from_db()
+    assert chat_session.context_enrichment_count == 1
+
+
+def test_idempotent_retry_after_a_handoff_returns_the_handoff(api_client, chat_session, scripted_llm):
+    scripted_llm.status(500)
+    first = send(api_client, chat_session, "oi", key="k1").json()
+    retry = send(api_client, chat_session, "oi", key="k1")
+    assert retry.status_code == 201  # not SESSION_NOT_OPEN: it is the same request
+    assert retry.json() == first
+
+
+def test_same_key_with_another_body_is_rejected(api_client, chat_session, scripted_llm):
+    scripted_llm.reply("ok")
+    send(api_client, chat_session, "oi", key="k1")
+
+    response = send(api_client, chat_session, "outra coisa", key="k1")
+
+    assert response.status_code == 422
+    assert response.json()["error"]["code"] == "IDEMPOTENCY_KEY_REUSED"
+
+
+def test_key_is_scoped_to_the_session(api_client, chat_session, scripted_llm, agents, tenant, user):
+    other = Session.objects.create(tenant=tenant, user=user, agent=agents["comercial"])
+    scripted_llm.reply("um").reply("dois")
+    assert send(api_client, chat_session, "oi", key="k1").json()["reply"] == "um"
+    assert send(api_client, other, "oi", key="k1").json()["reply"] == "dois"
+
+
+def test_duplicate_while_the_first_is_running_is_a_conflict(api_client, chat_session, scripted_llm):
+    from conversations.services.turns import request_fingerprint
+
+    Message.objects.create(
+        session=chat_session,
+        role=MessageRole.USER,
+        text="oi",
+        status=MessageStatus.RECEIVED,
+        idempotency_key="k1",
+        request_fingerprint=request_fingerprint(text="oi", context=None),
+    )
+
+    response = send(api_client, chat_session, "oi", key="k1")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "IDEMPOTENT_REQUEST_IN_PROGRESS"
+    assert scripted_llm.requests == []
+
+
+def test_bad_idempotency_key_is_rejected(api_client, chat_session):
+    response = send(api_client, chat_session, "oi", key="x" * 201)
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "INVALID_IDEMPOTENCY_KEY"
+
+
+# --- logs --------------------------------------------------------------------------------------------
+
+
+def test_logs_carry_ids_and_codes_never_text(api_client, chat_session, scripted_llm, caplog):
+    scripted_llm.reply_json({"s": 99, "context_needed": "PRECOS"}).reply_json({"s": 0, "message": "SEGREDO-RESPOSTA"})
+    scripted_llm.status(500)
+    caplog.set_level(logging.DEBUG)
+
+    send(api_client, chat_session, "SEGREDO-PERGUNTA")
+    send(api_client, chat_session, "SEGREDO-DOIS")
+
+    assert "turn finished" in caplog.text
+    assert "provider unavailable" in caplog.text
+    assert "SEGREDO" not in caplog.text
+    assert "Regras de preço" not in caplog.text
