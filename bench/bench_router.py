@@ -34,9 +34,49 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 SEED = 20261129
 VOCABULARY = 30_000
-ONSETS = ["", "b", "c", "d", "f", "g", "j", "l", "m", "n", "p", "r", "s", "t", "v", "br", "cr", "pr", "tr", "ch", "lh", "nh"]
+ONSETS = [
+    "",
+    "b",
+    "c",
+    "d",
+    "f",
+    "g",
+    "j",
+    "l",
+    "m",
+    "n",
+    "p",
+    "r",
+    "s",
+    "t",
+    "v",
+    "br",
+    "cr",
+    "pr",
+    "tr",
+    "ch",
+    "lh",
+    "nh",
+]
 VOWELS = ["a", "e", "i", "o", "u", "á", "é", "ê", "í", "ó", "ô", "ã", "õ"]
-SUFFIXES = ["ção", "ções", "mente", "ar", "er", "ir", "ado", "ada", "idade", "os", "as", "ência", "ável", "ista", "agem", ""]
+SUFFIXES = [
+    "ção",
+    "ções",
+    "mente",
+    "ar",
+    "er",
+    "ir",
+    "ado",
+    "ada",
+    "idade",
+    "os",
+    "as",
+    "ência",
+    "ável",
+    "ista",
+    "agem",
+    "",
+]
 STOP = "a o os as de da do das dos e em para com por que um uma no na se não mais como ao pelo pela".split()
 
 
@@ -44,7 +84,9 @@ def make_vocabulary(rng: random.Random) -> list[str]:
     words: set[str] = set()
     while len(words) < VOCABULARY:
         syllables = rng.randint(1, 3)
-        stem = "".join(rng.choice(ONSETS) + rng.choice(VOWELS[:5] if rng.random() < 0.8 else VOWELS) for _ in range(syllables))
+        stem = "".join(
+            rng.choice(ONSETS) + rng.choice(VOWELS[:5] if rng.random() < 0.8 else VOWELS) for _ in range(syllables)
+        )
         words.add(stem + rng.choice(SUFFIXES))
     return sorted(words)
 
@@ -167,7 +209,18 @@ def run_one(impl: str, size: int, n_questions: int, queue) -> None:
         extra = "scores only"
     p50, p95 = _percentiles(samples)
     peak_mb = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    queue.put({"impl": impl, "size": size, "build": build, "p50": p50, "p95": p95, "peak": peak_mb, "n": len(samples), "extra": extra})
+    queue.put(
+        {
+            "impl": impl,
+            "size": size,
+            "build": build,
+            "p50": p50,
+            "p95": p95,
+            "peak": peak_mb,
+            "n": len(samples),
+            "extra": extra,
+        }
+    )
 
 
 def measure(impl: str, size: int, n_questions: int) -> dict:
@@ -195,7 +248,10 @@ def main() -> None:
         n_base = 50 if size >= 100_000 else (40 if args.quick else 200)
         router = measure("router", size, n_router)
         base = measure("baseline", size, n_base)
-        for r, label in ((router, "router: routing + shaping (BM25+ sparse)"), (base, "baseline: rank-bm25 BM25Okapi get_scores + top-10")):
+        for r, label in (
+            (router, "router: routing + shaping (BM25+ sparse)"),
+            (base, "baseline: rank-bm25 BM25Okapi get_scores + top-10"),
+        ):
             print(
                 f"| {size:,} | {label} | {r['build']:.2f} | {r['p50']:.3f} | {r['p95']:.3f} | {r['peak']:.0f} | {r['n']} |",
                 flush=True,

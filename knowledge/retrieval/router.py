@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -366,7 +366,11 @@ class RouterIndex:
             exact = list(self._semantic.get(focus.lower(), ()))
         parent_ids: list[str] = []
         for pid in [*(semantic_parents(focus) if focus else []), *parents]:
-            if pid and pid.lower() not in {p.lower() for p in parent_ids} and (not focus or pid.lower() != focus.lower()):
+            if (
+                pid
+                and pid.lower() not in {p.lower() for p in parent_ids}
+                and (not focus or pid.lower() != focus.lower())
+            ):
                 parent_ids.append(pid)
         parent_hits: list[tuple[int, str]] = []
         seen = set(exact)
@@ -430,7 +434,10 @@ class RouterIndex:
         for s in slots:
             present.update(s.terms)
         matched = [
-            terms for term in present for terms in self._keywords_by_rarest.get(term, ()) if all(t in present for t in terms)
+            terms
+            for term in present
+            for terms in self._keywords_by_rarest.get(term, ())
+            if all(t in present for t in terms)
         ]
         if not matched:
             return []
@@ -447,7 +454,11 @@ class RouterIndex:
         order = np.lexsort((hits, -scores))
         matched_set = set(matched)
         return [
-            (int(hits[j]), float(scores[j]), [kw for terms, kw in self._entry_keywords[hits[j]] if terms in matched_set])
+            (
+                int(hits[j]),
+                float(scores[j]),
+                [kw for terms, kw in self._entry_keywords[hits[j]] if terms in matched_set],
+            )
             for j in order
         ]
 
@@ -575,7 +586,9 @@ class RouterIndex:
         if promoted:
             rankings["feedback"] = promoted
             for r, i in enumerate(promoted, 1):
-                note(i, "feedback", r, f"fetched after being listed (weight {feedback[self.entries[i].package_id]:.2f})")
+                note(
+                    i, "feedback", r, f"fetched after being listed (weight {feedback[self.entries[i].package_id]:.2f})"
+                )
                 eligible.add(i)
 
         fused = weighted_rrf(rankings, cfg.weights, cfg.rrf_k)
@@ -615,7 +628,6 @@ class RouterIndex:
         whole message, or a function of a part's key returning one.
         ``budget_tokens`` and ``max_full`` are per part.
         """
-        cfg = self.config
         started = time.perf_counter()
         parts_text = split_parts(message) or [message or ""]
         if not (message or "").strip() and (focus or page):

@@ -16,7 +16,14 @@ TEXTS = [
     "Tamanho máximo do genoma bacteriano e de fungos",
 ]
 CORPUS = [analyze(t) for t in TEXTS]
-QUERIES = [["praz", "sang"], ["amostr", "sol"], ["kit"], ["praz", "praz", "urgenc"], ["inexistent"], ["sang", "genom", "primer"]]
+QUERIES = [
+    ["praz", "sang"],
+    ["amostr", "sol"],
+    ["kit"],
+    ["praz", "praz", "urgenc"],
+    ["inexistent"],
+    ["sang", "genom", "primer"],
+]
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -31,7 +38,9 @@ def test_candidate_scores_equal_rank_bm25_batch_scores(query):
     index = SparseBM25Index.build(CORPUS)
     reference = BM25Plus(CORPUS)
     candidates = [6, 0, 2]
-    assert np.allclose(index.scores(query, candidates=np.array(candidates)), reference.get_batch_scores(query, candidates))
+    assert np.allclose(
+        index.scores(query, candidates=np.array(candidates)), reference.get_batch_scores(query, candidates)
+    )
 
 
 def test_parameters_are_honoured_like_rank_bm25():
