@@ -201,7 +201,8 @@ class TypoExpander:
     def _build(self) -> dict[str, list[str]]:
         table: dict[str, list[str]] = {}
         for term in self._vocabulary:
-            if len(term) < TYPO_MIN_LENGTH - 1 or "_" in term:
+            # Codes and numbers are typed exactly (and would bloat the table).
+            if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
                 continue
             table.setdefault(term, []).append(term)
             for deleted in _deletes(term):
