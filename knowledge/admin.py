@@ -21,9 +21,9 @@ from django.views.decorators.http import require_POST
 
 from common.exceptions import ApplicationError
 from knowledge.exceptions import RevisionNotFoundError
-from knowledge.feedback import half_life_seconds
 from knowledge.forms import PackageAdminForm
 from knowledge.markdown import extract_wikilinks, render_markdown
+from knowledge.feedback import half_life_seconds
 from knowledge.models import CatalogState, FetchFeedback, Package, PackageOrigin, PackageRevision
 from knowledge.permissions import is_curator
 from knowledge.revision_diff import revision_diff
@@ -283,7 +283,7 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
         info = self.opts.app_label, self.opts.model_name
         wrap = self.admin_site.admin_view
         return [
-            path("retrieval-test/", wrap(self.retrieval_test_view), name="knowledge_package_retrieval_test"),
+            path("retrieval-test/", wrap(self.retrieval_test_view), name="%s_%s_retrieval_test" % info),
             path("<path:object_id>/revisions/", wrap(self.revisions_view), name="%s_%s_revisions" % info),
             path(
                 "<path:object_id>/revisions/compare/",
@@ -300,12 +300,10 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
 
     def retrieval_test_view(self, request):
         """A curator types a question (and a semantic ID) and sees what would be delivered, and why."""
-        from knowledge.admin_forms import RetrievalTestForm
+        from knowledge.forms import RetrievalTestForm
         from knowledge.router import route_context
 
         if not self.has_view_permission(request):
-            from django.core.exceptions import PermissionDenied
-
             raise PermissionDenied
         form = RetrievalTestForm(request.GET or None)
         result = None
@@ -324,7 +322,7 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
             )
         context = {
             **self.admin_site.each_context(request),
-            "opts": self.model._meta,
+            "opts": self.opts,
             "title": "Retrieval test",
             "form": form,
             "result": result,
@@ -436,8 +434,11 @@ class CatalogStateAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     readonly_fields = ["version", "updated_at"]
 
 
+# --- fetch feedback ------------------------------------------------------------------------
+
+
 @admin.register(FetchFeedback)
-class FetchFeedbackAdmin(admin.ModelAdmin):
+class FetchFeedbackAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     """What the router learnt from fetches; the weight decays with the half-life setting."""
 
     list_display = ["package_id", "query_key", "tenant", "listed_then_fetched", "current_weight", "last_fetched_at"]
@@ -445,12 +446,6 @@ class FetchFeedbackAdmin(admin.ModelAdmin):
     list_select_related = ["tenant"]
     search_fields = ["package_id", "query_key"]
     readonly_fields = ["query_key", "package_id", "tenant", "listed_then_fetched", "weight", "last_fetched_at", "created_at"]
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="weight now")
     def current_weight(self, obj: FetchFeedback) -> str:

@@ -186,7 +186,14 @@ def route_context(
     tenant_id = getattr(tenant, "pk", tenant)
     fb_version = feedback_version()
     key = _cache_key(
-        f"{fingerprint}:{index.content_digest}", index.version, fb_version, message, ctx, budget_tokens, max_full, tenant_id
+        f"{fingerprint}:{index.content_digest}",
+        index.version,
+        fb_version,
+        message,
+        ctx,
+        budget_tokens,
+        max_full,
+        tenant_id,
     )
     result: RouteResult | None = cache.get(key) if use_cache else None
     cached = result is not None

@@ -30,7 +30,9 @@ def _semantic_id(value, field: str) -> str:
         raise serializers.ValidationError({field: ["Must be a non-empty string."]})
     value = value.strip()
     if len(value) > 200 or not SEMANTIC_ID_RE.match(value):
-        raise serializers.ValidationError({field: ["Not a semantic ID (dotted identifiers, e.g. workPermit.validity)."]})
+        raise serializers.ValidationError(
+            {field: ["Not a semantic ID (dotted identifiers, e.g. workPermit.validity)."]}
+        )
     return value
 
 

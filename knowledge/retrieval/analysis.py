@@ -85,7 +85,6 @@ def code_term(raw: str) -> str:
     return fold(raw.lower()).strip("_-./")
 
 
-@lru_cache(maxsize=50_000)
 def _analyze_token(raw: str) -> tuple[str, ...]:
     if _JOINERS_RE.search(raw):
         if _is_code(raw):
@@ -101,11 +100,25 @@ def tokens(text: str) -> list[str]:
     return _TOKEN_RE.findall(text or "")
 
 
+# Raw token → terms. A plain dict (bounded) is markedly faster than lru_cache
+# in this loop, which dominates index builds. Values are immutable tuples, so
+# concurrent readers and writers are safe under the GIL.
+_TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
+_TOKEN_CACHE_MAX = 500_000
+
+
 def analyze(text: str) -> list[str]:
     """Terms of a text, in order, duplicates kept (term frequency matters)."""
     out: list[str] = []
+    cache = _TOKEN_CACHE
     for raw in _TOKEN_RE.findall(text or ""):
-        out.extend(_analyze_token(raw))
+        terms = cache.get(raw)
+        if terms is None:
+            terms = _analyze_token(raw)
+            if len(cache) < _TOKEN_CACHE_MAX:
+                cache[raw] = terms
+        if terms:
+            out += terms
     return out
 
 
@@ -188,12 +201,17 @@ class TypoExpander:
     def _build(self) -> dict[str, list[str]]:
         table: dict[str, list[str]] = {}
         for term in self._vocabulary:
-            if len(term) < TYPO_MIN_LENGTH - 1 or "_" in term:
+            # Codes and numbers are typed exactly (and would bloat the table).
+            if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
                 continue
             table.setdefault(term, []).append(term)
             for deleted in _deletes(term):
                 table.setdefault(deleted, []).append(term)
         return table
+
+    def prepare(self) -> None:
+        if self._deletes is None:
+            self._deletes = self._build()
 
     def expand(self, term: str, limit: int = 2) -> list[str]:
         if term in self._vocabulary or len(term) < TYPO_MIN_LENGTH or term.isdigit():

@@ -22,11 +22,12 @@ touches only the postings of its own terms.
 from __future__ import annotations
 
 import math
+from array import array
+from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
-from scipy import sparse
 
 TermWeights = Iterable[tuple[str, float]]
 
@@ -39,6 +40,11 @@ def _as_weighted(query_tokens: Iterable[str] | Mapping[str, float]) -> dict[str,
     for token in query_tokens:
         weights[token] = weights.get(token, 0.0) + 1.0
     return weights
+
+
+def _np(values: array, dtype) -> np.ndarray:
+    """A typed array as numpy without a copy."""
+    return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,23 +91,33 @@ class SparseBM25Index:
     ) -> SparseBM25Index:
         """Index tokenized documents (term frequency = occurrences)."""
         vocabulary: dict[str, int] = {}
-        term_ids: list[int] = []
+        term_ids = array("i")
+        doc_ids = array("i")
+        values = array("d")
         lengths = np.empty(len(docs), dtype=np.float64)
         setdefault = vocabulary.setdefault
         for i, doc in enumerate(docs):
             lengths[i] = len(doc)
-            term_ids.extend(setdefault(t, len(vocabulary)) for t in doc)
-        doc_ids = np.repeat(np.arange(len(docs), dtype=np.int32), lengths.astype(np.int64))
-        values = np.ones(len(term_ids), dtype=np.float64)
+            for term, count in Counter(doc).items():
+                term_ids.append(setdefault(term, len(vocabulary)))
+                doc_ids.append(i)
+                values.append(count)
         return cls._from_triplets(
-            vocabulary, np.asarray(term_ids, dtype=np.int32), doc_ids, values, lengths, k1=k1, b=b, delta=delta
+            vocabulary,
+            _np(term_ids, np.int32),
+            _np(doc_ids, np.int32),
+            _np(values, np.float64),
+            lengths,
+            k1=k1,
+            b=b,
+            delta=delta,
         )
 
     @classmethod
     def build_weighted(
         cls,
-        docs: Sequence[Mapping[str, float]],
-        lengths: Sequence[float],
+        docs: Iterable[Mapping[str, float]],
+        lengths: Sequence[float] | None = None,
         *,
         k1: float = 1.5,
         b: float = 0.75,
@@ -109,27 +125,34 @@ class SparseBM25Index:
     ) -> SparseBM25Index:
         """Index documents given as term → (field-weighted) frequency.
 
-        With frequencies ``Σ_f w_f·tf_f`` and lengths ``Σ_f w_f·|d_f|`` this is
-        the simple BM25F: fields are weighted before saturation, so a term in
-        the title cannot be drowned by a long body.
+        With frequencies ``Σ_f w_f·tf_f`` and lengths ``Σ_f w_f·|d_f|`` (the
+        default: the sum of the frequencies) this is the simple BM25F: fields
+        are weighted before saturation, so a term in the title cannot be
+        drowned by a long body. ``docs`` may be a generator: each mapping is
+        consumed and dropped, and the triplets live in compact typed arrays,
+        which keeps the build's peak memory near the index's own size.
         """
         vocabulary: dict[str, int] = {}
-        term_ids: list[int] = []
-        doc_ids: list[int] = []
-        values: list[float] = []
+        term_ids = array("i")
+        doc_ids = array("i")
+        values = array("d")
+        sums = array("d")
         setdefault = vocabulary.setdefault
         for i, doc in enumerate(docs):
+            total = 0.0
             for term, freq in doc.items():
                 if freq > 0:
                     term_ids.append(setdefault(term, len(vocabulary)))
                     doc_ids.append(i)
                     values.append(freq)
+                    total += freq
+            sums.append(total)
         return cls._from_triplets(
             vocabulary,
-            np.asarray(term_ids, dtype=np.int32),
-            np.asarray(doc_ids, dtype=np.int32),
-            np.asarray(values, dtype=np.float64),
-            np.asarray(lengths, dtype=np.float64),
+            _np(term_ids, np.int32),
+            _np(doc_ids, np.int32),
+            _np(values, np.float64),
+            np.asarray(lengths if lengths is not None else sums, dtype=np.float64),
             k1=k1,
             b=b,
             delta=delta,
@@ -137,26 +160,38 @@ class SparseBM25Index:
 
     @classmethod
     def _from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1, b, delta):
+        """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort.
+
+        Triplets arrive in document order, so a stable sort by term leaves each
+        term's postings sorted by document (binary searches rely on it). This
+        avoids scipy's COO→CSC copies, which tripled the build's peak memory.
+        """
         n_docs = len(lengths)
         n_terms = len(vocabulary)
-        matrix = sparse.csc_matrix(
-            (values, (doc_ids, term_ids)), shape=(max(n_docs, 1), max(n_terms, 1)), dtype=np.float64
-        )
-        matrix.sum_duplicates()  # term frequency per (doc, term)
-        matrix.sort_indices()
-        indptr = matrix.indptr.astype(np.int64)
-        indices = matrix.indices.astype(np.int32)
-        tf = matrix.data
-        doc_freq = np.diff(indptr)[:n_terms].astype(np.int64)
+        doc_freq = np.bincount(term_ids, minlength=n_terms).astype(np.int64)
+        indptr = np.zeros(n_terms + 1, dtype=np.int64)
+        np.cumsum(doc_freq, out=indptr[1:])
+        order = np.argsort(term_ids, kind="stable")
+        indices = np.ascontiguousarray(doc_ids[order], dtype=np.int32)
+        tf = values[order]
+        del order
         idf = np.log((n_docs + 1) / np.maximum(doc_freq, 1)) if n_terms else np.zeros(0)
         avgdl = float(lengths.sum()) / n_docs if n_docs else 0.0
         if avgdl > 0:
             norm = k1 * (1 - b + b * lengths / avgdl)
         else:
             norm = np.full(n_docs, k1)
-        term_of_posting = np.repeat(np.arange(len(indptr) - 1), np.diff(indptr))
-        data = idf[term_of_posting] * (tf * (k1 + 1)) / (tf + norm[indices]) if len(tf) else tf
-        return cls(
+        # data = idf · tf(k1+1) / (tf + norm), computed in place.
+        data = tf * (k1 + 1)
+        tf += norm[indices]
+        data /= tf
+        del tf
+        data *= np.repeat(idf, doc_freq)
+        term_max = np.zeros(n_terms)
+        nonempty = doc_freq > 0
+        if len(data):
+            term_max[nonempty] = np.maximum.reduceat(data, indptr[:-1][nonempty])
+        index = cls(
             vocabulary=vocabulary,
             postings=_Postings(indptr, indices, np.ascontiguousarray(data)),
             idf=idf,
@@ -166,6 +201,8 @@ class SparseBM25Index:
             b=b,
             delta=delta,
         )
+        index.term_max = term_max  # best weight of each term: the pruning bound
+        return index
 
     # ------------------------------------------------------------------ terms
 
@@ -214,6 +251,57 @@ class SparseBM25Index:
             floor += self.delta * self.idf_values[col] * w
         return acc, floor
 
+    def _accumulate_pruned(self, weights: dict[str, float], k: int) -> tuple[np.ndarray, np.ndarray, float]:
+        """Exact top-k candidates without walking every common term's postings (MaxScore).
+
+        Terms are taken by decreasing upper bound (their best posting × query
+        weight). Once the k-th best score among the documents seen so far beats
+        the sum of the upper bounds of the terms not yet walked, no unseen
+        document can enter the top k: the remaining terms are only looked up
+        (binary search) for the documents already seen.
+        """
+        p = self._postings
+        terms = [(self.vocabulary[t], w) for t, w in weights.items() if t in self.vocabulary and w > 0]
+        floor = sum(self.delta * self.idf_values[col] * w for col, w in terms)
+        acc = np.zeros(self.n_docs, dtype=np.float64)
+        if not terms:
+            return acc, np.zeros(0, dtype=np.int64), floor
+        terms.sort(key=lambda cw: -self.term_max[cw[0]] * cw[1])
+        bounds = [self.term_max[col] * w for col, w in terms]
+        seen = np.zeros(self.n_docs, dtype=bool)
+        walked = 0
+        touched = None
+        while walked < len(terms):
+            col, w = terms[walked]
+            start, end = p.indptr[col], p.indptr[col + 1]
+            docs = p.indices[start:end]
+            acc[docs] += p.data[start:end] * w
+            seen[docs] = True
+            walked += 1
+            rest = sum(bounds[walked:])
+            touched = None
+            if rest <= 0:
+                break
+            touched = np.flatnonzero(seen)
+            if touched.size >= k and -np.partition(-acc[touched], k - 1)[k - 1] > rest:
+                break
+        if touched is None:
+            touched = np.flatnonzero(seen)
+        for col, w in terms[walked:]:
+            start, end = p.indptr[col], p.indptr[col + 1]
+            postings = p.indices[start:end]
+            if postings.size == 0:
+                continue
+            if touched.size * 16 > postings.size:
+                # Cheaper to add the whole postings list: unseen documents gain
+                # score too, but they are not candidates.
+                acc[postings] += p.data[start:end] * w
+                continue
+            at = np.minimum(np.searchsorted(postings, touched), postings.size - 1)
+            hit = postings[at] == touched
+            acc[touched[hit]] += p.data[start + at[hit]] * w
+        return acc, touched.astype(np.int64), floor
+
     def match_scores(self, query_tokens: Iterable[str] | Mapping[str, float]) -> np.ndarray:
         """Per-document score *without* the δ floor: zero means no query term matched."""
         acc, _ = self._accumulate(_as_weighted(query_tokens))
@@ -247,12 +335,13 @@ class SparseBM25Index:
         """
         if k <= 0 or self.n_docs == 0:
             return []
-        acc, floor = self._accumulate(_as_weighted(query_tokens))
+        weights = _as_weighted(query_tokens)
         if candidates is not None:
+            acc, floor = self._accumulate(weights)
             pool = np.asarray(candidates, dtype=np.int64)
             pool = pool[acc[pool] > 0]
         else:
-            pool = np.flatnonzero(acc)
+            acc, pool, floor = self._accumulate_pruned(weights, k)
         if pool.size == 0:
             return []
         values = acc[pool]

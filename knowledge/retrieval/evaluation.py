@@ -75,7 +75,11 @@ def load_queries(path: str | Path) -> list[dict[str, Any]]:
     if not isinstance(data, list):
         raise ValueError("a query file is a JSON list of {query, expected}")
     for i, row in enumerate(data):
-        if not isinstance(row, dict) or not isinstance(row.get("query"), str) or not isinstance(row.get("expected"), list):
+        if (
+            not isinstance(row, dict)
+            or not isinstance(row.get("query"), str)
+            or not isinstance(row.get("expected"), list)
+        ):
             raise ValueError(f"query #{i}: needs a 'query' string and an 'expected' list")
     return data
 

@@ -30,7 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
@@ -260,44 +260,33 @@ class RouterIndex:
         self.entries: list[EntryLike] = list(entries)
         self.position: dict[str, int] = {e.package_id: i for i, e in enumerate(self.entries)}
 
-        fw = self.config.field_weights
-        docs: list[dict[str, float]] = []
-        lengths: list[float] = []
         self._id_keys: dict[str, int] = {}
         self._semantic: dict[str, list[int]] = {}
-        self._keywords_by_term: dict[str, list[tuple[int, tuple[str, ...], str]]] = {}
-        for i, e in enumerate(self.entries):
-            fields = {
-                "id": analyze_identifier(e.package_id),
-                "aliases": [t for a in e.aliases for t in analyze_identifier(a)],
-                "title": analyze(e.title),
-                "keywords": [t for k in e.keywords for t in analyze(k)],
-                "summary": analyze(e.summary),
-                "body": analyze(e.body),
-            }
-            freqs: dict[str, float] = {}
-            length = 0.0
-            for name, terms in fields.items():
-                w = fw.get(name, 1.0)
-                length += w * len(terms)
-                for t in terms:
-                    freqs[t] = freqs.get(t, 0.0) + w
-            docs.append(freqs)
-            lengths.append(length)
-            for name in (e.package_id, *e.aliases):
-                key = normalize_id_key(name)
-                if key:
-                    self._id_keys.setdefault(key, i)
-            for sid in e.semantic_ids:
-                self._semantic.setdefault(sid.lower(), []).append(i)
-            for kw in e.keywords:
-                kw_terms = tuple(dict.fromkeys(analyze(kw)))
-                if kw_terms:
-                    self._keywords_by_term.setdefault(kw_terms[0], []).append((i, kw_terms, kw))
+        kw_groups: dict[tuple[str, ...], list[int]] = {}
+        self._entry_keywords: list[tuple[tuple[tuple[str, ...], str], ...]] = []
+        # A generator: each entry's term frequencies are consumed by the index
+        # builder and dropped, so a big catalog's build does not hold them all.
         self.bm25 = SparseBM25Index.build_weighted(
-            docs, lengths, k1=self.config.k1, b=self.config.b, delta=self.config.delta
+            self._weighted_docs(kw_groups), k1=self.config.k1, b=self.config.b, delta=self.config.delta
         )
+        # Keyword index: each distinct analyzed keyword → the entries carrying it,
+        # reachable from its first term. A query touches only its own terms' keywords.
+        # A keyword carried by a large share of a big catalog names nothing in
+        # particular: it is left to BM25 (and not paid for on every question).
+        max_carriers = max(50, len(self.entries) // 20)
+        self._keyword_entries: dict[tuple[str, ...], np.ndarray] = {
+            terms: np.unique(np.asarray(ids, dtype=np.int64))
+            for terms, ids in kw_groups.items()
+            if len(set(ids)) <= max_carriers
+        }
+        # Reachable from their rarest term: a common word heads few keyword lists.
+        self._keywords_by_rarest: dict[str, list[tuple[str, ...]]] = {}
+        for terms in self._keyword_entries:
+            rarest = min(terms, key=lambda t: (self.bm25.df(t), t))
+            self._keywords_by_rarest.setdefault(rarest, []).append(terms)
         self._typos = TypoExpander(self.bm25.vocabulary_df())
+        self._typos.prepare()  # pay for the typo table at build time, not on a user's question
+        self._body_tokens: dict[int, int] = {}
         # Wiki links, both directions, to entries of this catalog only.
         self._links: dict[int, list[int]] = {}
         for i, e in enumerate(self.entries):
@@ -318,6 +307,38 @@ class RouterIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
+        """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
+        fw = self.config.field_weights
+        for i, e in enumerate(self.entries):
+            fields = (
+                ("id", analyze_identifier(e.package_id)),
+                ("aliases", [t for a in e.aliases for t in analyze_identifier(a)]),
+                ("title", analyze(e.title)),
+                ("keywords", [t for k in e.keywords for t in analyze(k)]),
+                ("summary", analyze(e.summary)),
+                ("body", analyze(e.body)),
+            )
+            freqs: dict[str, float] = {}
+            for name, terms in fields:
+                w = fw.get(name, 1.0)
+                for t in terms:
+                    freqs[t] = freqs.get(t, 0.0) + w
+            for name in (e.package_id, *e.aliases):
+                key = normalize_id_key(name)
+                if key:
+                    self._id_keys.setdefault(key, i)
+            for sid in e.semantic_ids:
+                self._semantic.setdefault(sid.lower(), []).append(i)
+            analyzed_keywords = []
+            for kw in e.keywords:
+                kw_terms = tuple(dict.fromkeys(analyze(kw)))
+                if kw_terms:
+                    kw_groups.setdefault(kw_terms, []).append(i)
+                    analyzed_keywords.append((kw_terms, kw))
+            self._entry_keywords.append(tuple(analyzed_keywords))
+            yield freqs
 
     # ------------------------------------------------------------ signals
 
@@ -345,7 +366,11 @@ class RouterIndex:
             exact = list(self._semantic.get(focus.lower(), ()))
         parent_ids: list[str] = []
         for pid in [*(semantic_parents(focus) if focus else []), *parents]:
-            if pid and pid.lower() not in {p.lower() for p in parent_ids} and (not focus or pid.lower() != focus.lower()):
+            if (
+                pid
+                and pid.lower() not in {p.lower() for p in parent_ids}
+                and (not focus or pid.lower() != focus.lower())
+            ):
                 parent_ids.append(pid)
         parent_hits: list[tuple[int, str]] = []
         seen = set(exact)
@@ -403,21 +428,45 @@ class RouterIndex:
             covered += np.minimum(best, slot.denom)
         return covered / total, matched
 
-    def keyword_hits(self, slots: Sequence[_Slot]) -> list[tuple[int, float, list[str]]]:
+    def keyword_hits(self, slots: Sequence[_Slot], limit: int | None = None) -> list[tuple[int, float, list[str]]]:
+        """Entries with a curated keyword whose every term is in the question, best first."""
         present: set[str] = set()
         for s in slots:
             present.update(s.terms)
-        scores: dict[int, float] = {}
-        words: dict[int, list[str]] = {}
-        for term in present:
-            for i, kw_terms, kw in self._keywords_by_term.get(term, ()):
-                if all(t in present for t in kw_terms):
-                    if kw in words.get(i, ()):
-                        continue
-                    scores[i] = scores.get(i, 0.0) + sum(self.bm25.idf(t) for t in kw_terms)
-                    words.setdefault(i, []).append(kw)
-        ranked = sorted(scores, key=lambda i: (-scores[i], i))
-        return [(i, scores[i], words[i]) for i in ranked]
+        matched = [
+            terms
+            for term in present
+            for terms in self._keywords_by_rarest.get(term, ())
+            if all(t in present for t in terms)
+        ]
+        if not matched:
+            return []
+        docs = np.concatenate([self._keyword_entries[terms] for terms in matched])
+        weights = np.concatenate(
+            [np.full(self._keyword_entries[terms].size, sum(self.bm25.idf(t) for t in terms)) for terms in matched]
+        )
+        hits, inverse = np.unique(docs, return_inverse=True)
+        scores = np.bincount(inverse, weights=weights)
+        limit = limit or self.config.bm25_top_k
+        if hits.size > limit:
+            keep = np.argpartition(-scores, limit)[:limit]
+            hits, scores = hits[keep], scores[keep]
+        order = np.lexsort((hits, -scores))
+        matched_set = set(matched)
+        return [
+            (
+                int(hits[j]),
+                float(scores[j]),
+                [kw for terms, kw in self._entry_keywords[hits[j]] if terms in matched_set],
+            )
+            for j in order
+        ]
+
+    def body_tokens(self, i: int) -> int:
+        cached = self._body_tokens.get(i)
+        if cached is None:
+            cached = self._body_tokens[i] = estimate_tokens(self.entries[i].body)
+        return cached
 
     # -------------------------------------------------------------- parts
 
@@ -506,13 +555,14 @@ class RouterIndex:
             if hits:
                 docs = np.asarray([i for i, _ in hits], dtype=np.int64)
                 coverage, matched = self._coverage(content, docs)
-                best = hits[0][1] - self._floor(query)
+                floor = self._floor(query)
+                best = hits[0][1] - floor
                 ranked_bm25: list[int] = []
                 for j, (i, score) in enumerate(hits):
                     if coverage[j] < cfg.listed_coverage:
                         continue
                     ranked_bm25.append(i)
-                    rel = (score - self._floor(query)) / best if best > 0 else 0.0
+                    rel = (score - floor) / best if best > 0 else 0.0
                     strong = coverage[j] >= cfg.full_coverage and rel >= cfg.full_relative_score
                     note(
                         i,
@@ -536,7 +586,9 @@ class RouterIndex:
         if promoted:
             rankings["feedback"] = promoted
             for r, i in enumerate(promoted, 1):
-                note(i, "feedback", r, f"fetched after being listed (weight {feedback[self.entries[i].package_id]:.2f})")
+                note(
+                    i, "feedback", r, f"fetched after being listed (weight {feedback[self.entries[i].package_id]:.2f})"
+                )
                 eligible.add(i)
 
         fused = weighted_rrf(rankings, cfg.weights, cfg.rrf_k)
@@ -576,7 +628,6 @@ class RouterIndex:
         whole message, or a function of a part's key returning one.
         ``budget_tokens`` and ``max_full`` are per part.
         """
-        cfg = self.config
         started = time.perf_counter()
         parts_text = split_parts(message) or [message or ""]
         if not (message or "").strip() and (focus or page):
@@ -635,7 +686,7 @@ class RouterIndex:
                 score=best_score.get(i, 0.0),
                 why=why.get(i, []),
                 body=body,
-                tokens=estimate_tokens(body) if body else 0,
+                tokens=self.body_tokens(i) if body else 0,
             )
 
         relevant = sorted(best_score, key=lambda i: (-best_score[i], i))
@@ -648,7 +699,7 @@ class RouterIndex:
             e = self.entries[i]
             if e.kind == KIND_RULE and e.strict:
                 full_set.append(i)
-                used += estimate_tokens(e.body)
+                used += self.body_tokens(i)
 
         # Round-robin over parts so that every part's best arrives in full.
         queues = [
@@ -667,7 +718,7 @@ class RouterIndex:
                     i = queue.pop(0)
                     if i in full_set:
                         continue
-                    cost = estimate_tokens(self.entries[i].body)
+                    cost = self.body_tokens(i)
                     if used + cost > budget:
                         over_budget.add(i)
                         continue

@@ -60,6 +60,4 @@ def _fold(word: str) -> str:
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 
 
-STOP_WORDS: frozenset[str] = frozenset(
-    _fold(w) for block in (PORTUGUESE, ENGLISH, SPANISH) for w in block.split()
-)
+STOP_WORDS: frozenset[str] = frozenset(_fold(w) for block in (PORTUGUESE, ENGLISH, SPANISH) for w in block.split())

@@ -31,7 +31,9 @@ class Command(BaseCommand):
         if options["json"]:
             self.stdout.write(json.dumps(summary))
             return
-        self.stdout.write(f"queries                    {ev.queries} ({ev.positives} answerable, {ev.negatives} out of domain)")
+        self.stdout.write(
+            f"queries                    {ev.queries} ({ev.positives} answerable, {ev.negatives} out of domain)"
+        )
         self.stdout.write(f"hit@1                      {ev.hit_at_1:.3f}")
         self.stdout.write(f"recall in full             {ev.recall_full:.3f}")
         self.stdout.write(f"recall in full or listed   {ev.recall_full_or_listed:.3f}")
@@ -41,4 +43,6 @@ class Command(BaseCommand):
             self.stdout.write(f"  {kind:<16} {ok}/{total}")
         if options["verbose"]:
             for f in ev.failures:
-                self.stdout.write(f"MISS {f['query']!r} expected={f['expected']} full={f['full']} ranked={f.get('ranked', [])}")
+                self.stdout.write(
+                    f"MISS {f['query']!r} expected={f['expected']} full={f['full']} ranked={f.get('ranked', [])}"
+                )

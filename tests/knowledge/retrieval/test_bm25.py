@@ -16,7 +16,14 @@ TEXTS = [
     "Tamanho máximo do genoma bacteriano e de fungos",
 ]
 CORPUS = [analyze(t) for t in TEXTS]
-QUERIES = [["praz", "sang"], ["amostr", "sol"], ["kit"], ["praz", "praz", "urgenc"], ["inexistent"], ["sang", "genom", "primer"]]
+QUERIES = [
+    ["praz", "sang"],
+    ["amostr", "sol"],
+    ["kit"],
+    ["praz", "praz", "urgenc"],
+    ["inexistent"],
+    ["sang", "genom", "primer"],
+]
 
 
 @pytest.mark.parametrize("query", QUERIES)
@@ -31,7 +38,9 @@ def test_candidate_scores_equal_rank_bm25_batch_scores(query):
     index = SparseBM25Index.build(CORPUS)
     reference = BM25Plus(CORPUS)
     candidates = [6, 0, 2]
-    assert np.allclose(index.scores(query, candidates=np.array(candidates)), reference.get_batch_scores(query, candidates))
+    assert np.allclose(
+        index.scores(query, candidates=np.array(candidates)), reference.get_batch_scores(query, candidates)
+    )
 
 
 def test_parameters_are_honoured_like_rank_bm25():
@@ -90,3 +99,22 @@ def test_empty_index_and_empty_query():
     index = SparseBM25Index.build(CORPUS)
     assert index.top_k([], 3) == []
     assert np.allclose(index.scores([]), 0.0)
+
+
+def test_pruned_top_k_equals_exhaustive_ranking_on_a_zipf_corpus():
+    rng = np.random.default_rng(7)
+    vocab = [f"t{i}" for i in range(400)]
+    weights = 1.0 / np.arange(1, 401) ** 1.1
+    weights /= weights.sum()
+    docs = [list(rng.choice(vocab, size=rng.integers(5, 60), p=weights)) for _ in range(600)]
+    index = SparseBM25Index.build(docs)
+    for _ in range(200):
+        query = list(rng.choice(vocab, size=rng.integers(1, 7), p=weights))
+        k = int(rng.integers(1, 15))
+        scores = index.scores(query)
+        matched = index.match_scores(query) > 0
+        expected = sorted(np.flatnonzero(matched), key=lambda d: (-scores[d], d))[:k]
+        got = index.top_k(query, k)
+        # Same scores in the same order (documents may differ only among exact ties).
+        assert np.allclose([s for _, s in got], scores[expected])
+        assert np.allclose([s for _, s in got], scores[[d for d, _ in got]])

@@ -16,7 +16,10 @@ def test_token_estimate_needs_no_network_and_grows_with_text():
 
 
 def test_multi_part_questions_split_in_three_languages():
-    assert split_parts("Qual o prazo do Sanger e como envio a amostra?") == ["Qual o prazo do Sanger", "como envio a amostra"]
+    assert split_parts("Qual o prazo do Sanger e como envio a amostra?") == [
+        "Qual o prazo do Sanger",
+        "como envio a amostra",
+    ]
     assert split_parts("What is the Sanger turnaround and how do I ship the sample?") == [
         "What is the Sanger turnaround",
         "how do I ship the sample",
@@ -25,7 +28,10 @@ def test_multi_part_questions_split_in_three_languages():
         "¿Cuál es el plazo de Sanger",
         "cómo envío la muestra",
     ]
-    assert split_parts("Quanto custa o kit? Qual o prazo de entrega?") == ["Quanto custa o kit", "Qual o prazo de entrega"]
+    assert split_parts("Quanto custa o kit? Qual o prazo de entrega?") == [
+        "Quanto custa o kit",
+        "Qual o prazo de entrega",
+    ]
 
 
 def test_a_conjunction_between_single_words_does_not_split():

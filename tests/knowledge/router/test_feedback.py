@@ -27,7 +27,9 @@ def _record(django_capture_on_commit_callbacks, **kwargs):
         return fetch_feedback_record(**kwargs)
 
 
-def test_an_entry_fetched_after_being_listed_arrives_in_full_next_time(listed_entry, django_capture_on_commit_callbacks):
+def test_an_entry_fetched_after_being_listed_arrives_in_full_next_time(
+    listed_entry, django_capture_on_commit_callbacks
+):
     rows = _record(django_capture_on_commit_callbacks, query=QUESTION, package_id=listed_entry)
     assert [(r.package_id, r.listed_then_fetched, r.weight) for r in rows] == [(listed_entry, 1, 1.0)]
     result = route_context(message=QUESTION)

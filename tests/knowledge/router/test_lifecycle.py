@@ -122,3 +122,11 @@ def test_a_catalog_edit_reaches_the_next_query_in_another_process():
     finally:
         worker.stdin.close()
         worker.wait(10)
+
+
+def test_a_warm_route_costs_one_query(catalog, django_assert_num_queries):
+    route_context(message="Qual o prazo do Sanger?")  # builds the index, loads the feedback snapshot
+    with django_assert_num_queries(1):  # the catalog version
+        route_context(message="Qual o prazo do Sanger?")
+    with django_assert_num_queries(1):
+        route_context(message="Como envio a amostra de solo?", use_cache=False)

@@ -60,7 +60,9 @@ def test_rules_pass_the_relevance_test_like_everything_else(make_package):
         keywords=["migração"],
         body="Nunca altere uma migração já aplicada.",
     )
-    make_package("BUTTON_HELP", title="Botão salvar", keywords=["botão salvar"], body="O botão salvar grava o formulário.")
+    make_package(
+        "BUTTON_HELP", title="Botão salvar", keywords=["botão salvar"], body="O botão salvar grava o formulário."
+    )
     result = route_context(message="O que faz o botão salvar?")
     assert result.full_ids == ["BUTTON_HELP"]
     assert "MIGRATION_RULE" not in result.delivered_ids
@@ -98,15 +100,30 @@ def test_the_budget_grows_with_the_parts_not_with_the_catalog(catalog, make_pack
 
 
 PARALLEL = [
-    ("PRICING_RULES", "Vocês dão desconto por volume?", "Do you give a volume discount?", "¿Hacen descuento por volumen?"),
+    (
+        "PRICING_RULES",
+        "Vocês dão desconto por volume?",
+        "Do you give a volume discount?",
+        "¿Hacen descuento por volumen?",
+    ),
     (
         "GOSOLOS_SAMPLING",
         "Como faço a coleta de amostra de solo?",
         "How do I collect a soil sample?",
         "¿Cómo hago la toma de muestra de suelo?",
     ),
-    ("TARGETS_QPCR", "Quais patógenos o qPCR detecta?", "Which pathogens does the qPCR detect?", "¿Qué patógenos detecta el qPCR?"),
-    ("COMPANY_INFO", "Qual o telefone de contato?", "What is the contact phone number?", "¿Cuál es el teléfono de contacto?"),
+    (
+        "TARGETS_QPCR",
+        "Quais patógenos o qPCR detecta?",
+        "Which pathogens does the qPCR detect?",
+        "¿Qué patógenos detecta el qPCR?",
+    ),
+    (
+        "COMPANY_INFO",
+        "Qual o telefone de contato?",
+        "What is the contact phone number?",
+        "¿Cuál es el teléfono de contacto?",
+    ),
     ("DELIVERY_TIMELINES", "Qual o prazo de entrega?", "What is the delivery time?", "¿Cuál es el plazo de entrega?"),
 ]
 

@@ -45,7 +45,9 @@ def test_semantic_focus_exact_then_parents_then_page(make_package):
         result, "COMPONENTS_TAB"
     ).why
     assert {"signal": "semantic_parent", "rank": 2, "detail": "parent: workPermit"} in find(result, "WORK_PERMIT").why
-    assert {"signal": "semantic_page", "rank": 1, "detail": "page: workPermit.details"} in find(result, "PERMIT_PAGE").why
+    assert {"signal": "semantic_page", "rank": 1, "detail": "page: workPermit.details"} in find(
+        result, "PERMIT_PAGE"
+    ).why
     assert result.full_ids == ["VALIDITY_FIELD"]  # the parents and the page are context: listed
 
 
@@ -53,7 +55,9 @@ def test_parents_answer_when_nothing_documents_the_focus_itself(make_package):
     make_package("COMPONENTS_TAB", title="Aba componentes", semantic_ids=["workPermit.components"])
     result = route_context(
         message="Explique.",
-        semantic_context={"focus": {"semanticId": "workPermit.components.grid", "parentIds": ["workPermit.components"]}},
+        semantic_context={
+            "focus": {"semanticId": "workPermit.components.grid", "parentIds": ["workPermit.components"]}
+        },
     )
     assert result.full_ids == ["COMPONENTS_TAB"]
 

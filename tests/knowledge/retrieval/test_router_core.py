@@ -1,0 +1,46 @@
+"""The pure router on hand-made catalogs (no database)."""
+
+from knowledge.retrieval.router import Entry, RouterIndex
+
+CATALOG = [
+    Entry("SANGER_TIMES", "Prazos do Sanger", "Prazo em dias úteis", keywords=("prazo", "turnaround", "plazo")),
+    Entry("SHIPPING", "Envio de amostras", "Como enviar", keywords=("envio de amostras", "sample shipping")),
+    Entry("SIGNING", "Assinar orçamento", "Aceite", kind="procedure", keywords=("assinatura",)),
+    Entry("NO_CLINICAL", "Sem diagnóstico clínico", "Exclusão", kind="rule", strict=True, keywords=("diagnóstico",)),
+]
+
+
+def test_an_empty_catalog_routes_to_nothing():
+    result = RouterIndex([]).route("Qual o prazo?", focus="quote.pricing")
+    assert (result.full, result.listed, result.procedures, result.rules) == ([], [], [], [])
+
+
+def test_a_blank_message_with_a_focus_routes_by_the_focus():
+    index = RouterIndex([Entry("FIELD_HELP", "Campo", semantic_ids=("form.field",), body="Ajuda do campo.")])
+    assert index.route("", focus="form.field").full_ids == ["FIELD_HELP"]
+    assert index.route("").full_ids == []
+
+
+def test_shapes_on_a_small_catalog():
+    index = RouterIndex(CATALOG)
+    result = index.route("Qual o prazo? Preciso da assinatura e do diagnóstico")
+    assert "SANGER_TIMES" in result.full_ids
+    assert [p.id for p in result.procedures] == ["SIGNING"]
+    assert [(r.id, r.shape) for r in result.rules] == [("NO_CLINICAL", "full")]
+    assert result.as_dict()["procedures"] == [{"id": "SIGNING", "title": "Assinar orçamento", "summary": "Aceite"}]
+
+
+def test_typo_in_a_question_still_finds_the_entry():
+    index = RouterIndex(CATALOG)
+    result = index.route("turnarround")
+    assert result.full_ids == ["SANGER_TIMES"]
+    assert "turnarround" not in index.bm25.vocabulary
+
+
+def test_config_weights_change_the_fusion():
+    from knowledge.retrieval.router import RouterConfig
+
+    index = RouterIndex(CATALOG, config=RouterConfig(weights={"bm25": 1.0}))
+    result = index.route("prazo")
+    assert [n["signal"] for n in result.full[0].why] == ["keyword", "bm25"]
+    assert result.full[0].score == 1.0 / (5 + 1)  # keyword has no weight: only bm25 counts
