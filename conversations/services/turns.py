@@ -5,7 +5,7 @@
     3. open the turn       (short transaction, session row locked): status check,
                            inbound message, context snapshot, enrichment counter reset
     4. resolve references  (issue 5 plugs in: ``_references_resolve``; may ask back)
-    5. knowledge set       (``knowledge_set_for_turn``: the router, once it lands)
+    5. knowledge set       (``knowledge_set_for_turn``: the knowledge router)
     6. the agent loop      (no transaction held): prompt → provider → reply contract;
                            s=99 fetches under the per-message budget; hand-offs
     7. close the turn      (short transaction, session row locked): reply, hand-off,
@@ -56,6 +56,8 @@ from conversations.prompts import KnowledgeSet, build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
+from knowledge.feedback import fetch_feedback_record_for_session
+from knowledge.router import route_context
 
 logger = logging.getLogger("conversations.turns")
 
@@ -198,17 +200,45 @@ def knowledge_set_for_turn(
 ) -> KnowledgeSet:
     """The packages the router delivers for this message (bodies) or offers (listed).
 
-    The knowledge router plugs in here (with ``turn_context.routing_hints``: the
-    rewritten message and the semantic context for its boost). Until then the
-    packages the semantic registry links to the user's focus (then its parents,
-    then the page) are delivered; otherwise the catalog alone, and the agent
-    fetches what it needs with s=99. ``AGENT_KNOWLEDGE_ROUTER = False``: the
-    catalog alone.
+    The router searches the message with its references made explicit and
+    boosts the packages tied to the user's focus, its parents and the page.
+    Packages the semantic registry links to the focus come first. With
+    ``AGENT_KNOWLEDGE_ROUTER = False``, or when the router fails, the agent gets
+    the catalog alone (plus the registry's links) and fetches with s=99.
     """
+    linked = [pid for pid in turn_context.routing_hints.get("linked_packages") or [] if catalog.get(pid)]
+    linked = linked[:MAX_LINKED_PACKAGES]
     if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
         return KnowledgeSet()
-    linked = turn_context.routing_hints.get("linked_packages") or []
-    return KnowledgeSet(full_ids=tuple(pid for pid in linked if catalog.get(pid) is not None)[:MAX_LINKED_PACKAGES])
+    try:
+        result = route_context(
+            message=text,
+            semantic_context=turn_context.routing_hints.get("semantic_context") or None,
+            session_key=_router_session_key(session),
+            tenant=session.tenant,
+        )
+    except Exception as exc:  # noqa: BLE001 - the router boundary: a turn degrades, never fails
+        logger.error("turn.router_failed session=%s error=%s", session.pk, exc.__class__.__name__)
+        return KnowledgeSet(full_ids=tuple(linked))
+    full = list(dict.fromkeys([*linked, *result.full_ids]))
+    listed = [pid for pid in [*result.listed_ids, *(p.id for p in result.procedures)] if pid not in full]
+    return KnowledgeSet(full_ids=tuple(full), listed_ids=tuple(dict.fromkeys(listed)))
+
+
+def _router_session_key(session: Session) -> str:
+    return f"conversation:{session.pk}"
+
+
+def _fetch_feedback(*, session: Session, package_id: str) -> None:
+    """Teach the router: a package fetched after it was only listed ranks higher next time."""
+    if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
+        return
+    try:
+        fetch_feedback_record_for_session(
+            session_key=_router_session_key(session), package_id=package_id, tenant=session.tenant
+        )
+    except Exception as exc:  # noqa: BLE001 - feedback is a hint; losing one never fails a turn
+        logger.error("turn.fetch_feedback_failed session=%s error=%s", session.pk, exc.__class__.__name__)
 
 
 # --- 5b. ontology routing (agents with ``ontology``) -----------------------------------------------
@@ -455,6 +485,7 @@ def _agent_loop(
                 HandoffReason.UNCERTAINTY, f"Requested package {requested[:100]!r} is unknown, inactive or empty."
             )
         collected = _fetch_record(session_id=session.pk, package_id=entry.package_id)
+        _fetch_feedback(session=session, package_id=entry.package_id)
         state.enrichments += 1
         if state.enrichments > budget:
             return handoff(
