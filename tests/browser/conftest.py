@@ -91,6 +91,10 @@ def demo(browser, live_server, demo_user):
     page.on("request", lambda r: API_PREFIX in r.url and page.api_requests.append(r))
     errors = []
     page.on("pageerror", lambda e: errors.append(str(e)))
+    # What a visitor's console shows (a 404 asset, a failed module); tests that expect
+    # an API error (409 before a retry) logged there too assert on it themselves.
+    page.console_errors = []
+    page.on("console", lambda m: m.type == "error" and page.console_errors.append(f"{m.text} {m.location}"))
     page.goto("/demo/")
     page.wait_for_selector("html[data-demo-ready='true']")
     yield page

@@ -11,6 +11,16 @@ import pytest
 pytestmark = pytest.mark.slow
 
 REPLIES = ".msg.agent, .msg.clarification, .msg.handoff"
+# The work-permit domain (knowledge/catalog_demo/): what a question on the demo page may bring.
+WORK_PERMIT_PACKAGES = {
+    "WORK_PERMIT_OVERVIEW",
+    "WORK_PERMIT_COMPONENTS",
+    "EQUIPMENT_VALIDITY",
+    "EQUIPMENT_START_DATE",
+    "SCAFFOLD",
+    "CRANE",
+    "WORK_PERMIT_DOCUMENTS",
+}
 
 
 @pytest.fixture
@@ -66,6 +76,19 @@ def merge_patch(target, patch):
     return out
 
 
+def in_chat_view(page, selector: str) -> bool:
+    """True when the last element matching `selector` lies inside the visible part of the chat log."""
+    return page.evaluate(
+        """(selector) => {
+            const found = document.querySelectorAll(selector);
+            const box = found[found.length - 1].getBoundingClientRect();
+            const log = document.querySelector("#chat-log").getBoundingClientRect();
+            return box.top >= log.top - 1 && box.bottom <= log.bottom + 1;
+        }""",
+        selector,
+    )
+
+
 def message_posts(page) -> list:
     return [r for r in page.api_requests if r.method == "POST" and r.url.endswith("/messages")]
 
@@ -87,7 +110,10 @@ def test_focus_validade_and_explain_isso_answers_from_the_validity_package(chat,
     assert len(json.dumps(context, ensure_ascii=False, separators=(",", ":")).encode()) <= 5120
     # The answer comes from the validity package (the offline provider quotes it and names it).
     assert turn["response"]["resolution"]["target"]["semanticId"] == "workPermit.components.equipment.validity"
+    # First because the semantic registry links the focused field to it (not because of the words:
+    # "Explique isso." names nothing); the router adds only work-permit packages around it.
     assert turn["response"]["packages"][0]["id"] == "EQUIPMENT_VALIDITY", turn["response"]
+    assert {p["id"] for p in turn["response"]["packages"]} <= WORK_PERMIT_PACKAGES, turn["response"]
     # The offline provider quotes the validity package and names it.
     assert turn["response"]["reply"].startswith("O campo **Validade**")
     assert page.locator(".msg.agent strong").last.inner_text() in ("Validade", "Data de Início")
@@ -152,6 +178,7 @@ def test_selecting_another_record_does_not_reuse_the_old_one(chat):
     assert "guindaste" in response["reply"].lower() and "andaime" not in response["reply"].lower()
     # The page tells the user the record changed.
     assert "mudou de Andaime AND-0127 para Guindaste GUI-0042" in page.locator(".record-change").last.inner_text()
+    assert in_chat_view(page, ".record-change"), "the note is scrolled into view, not cut off below the log"
 
 
 def test_altere_isso_proposes_an_update_the_page_applies(chat):
@@ -167,6 +194,7 @@ def test_altere_isso_proposes_an_update_the_page_applies(chat):
         "unit": "days",
     }
     assert page.input_value("#field-validity") == "15", "Contexto only proposes"
+    assert in_chat_view(page, ".msg .apply"), "the proposal's button is in view without scrolling"
     page.click(".msg .apply")
     assert page.input_value("#field-validity") == "10"
     assert page.inner_text("#row-equipment-828 .cell-validity") == "10 dias"
@@ -189,7 +217,9 @@ def test_an_ambiguous_question_gets_a_clarifying_question_and_the_choice_is_aske
     sent = again.post_data_json
     assert sent["message"] == "Explique isso."
     assert sent["context"]["delta"]["focus"]["semanticId"] == "workPermit.components.equipment.validity"
-    assert "EQUIPMENT_VALIDITY" in page.locator(REPLIES).last.inner_text()
+    # The answer quotes the validity package itself (the Data de Início one cites it too, as a link).
+    assert again.response().json()["packages"][0]["id"] == "EQUIPMENT_VALIDITY"
+    assert "Fonte: Validade do componente (EQUIPMENT_VALIDITY)" in page.locator(REPLIES).last.inner_text()
 
 
 def test_an_unknown_base_snapshot_is_retried_once_with_the_whole_context(chat):

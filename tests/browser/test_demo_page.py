@@ -42,6 +42,7 @@ def test_demo_page_renders_the_work_permit_and_declares_its_context(demo, artifa
     assert len(json.dumps(snap, ensure_ascii=False).encode()) < 5120
     page.screenshot(path=str(artifacts_dir / "demo-work-permit.png"), full_page=True)
     assert page.api_requests == [], "nothing is sent before the user talks"
+    assert page.console_errors == [], "a clean console on load (no missing asset, no favicon 404)"
 
 
 def test_keyboard_navigation_moves_the_semantic_focus(demo):
@@ -98,3 +99,27 @@ def test_an_oversized_context_is_refused_before_any_request(demo):
     assert "Nada foi enviado" in page.inner_text("#chat-error")
     page.wait_for_timeout(200)
     assert page.api_requests == [], "no request at all, not even the session"
+
+
+def test_escape_clears_the_focus_wherever_the_dom_focus_is(demo):
+    page = demo
+    page.click("h1")  # plain text: the DOM focus stays on the body, the semantic focus is the page
+    assert state(page)["focus"]["semanticId"] == "workPermit"
+    assert page.evaluate("document.activeElement === document.body")
+    page.keyboard.press("Escape")
+    assert state(page).get("focus") is None
+    # Escape while typing to the assistant leaves what the user looks at alone.
+    page.click("#field-site")
+    page.click("#chat-input")
+    page.keyboard.press("Escape")
+    assert state(page)["focus"]["semanticId"] == "workPermit.site"
+
+
+def test_a_narrow_screen_scrolls_the_components_table_not_the_page(demo):
+    page = demo
+    page.set_viewport_size({"width": 400, "height": 860})
+    page.click("#tab-components")
+    widths = page.evaluate("[document.documentElement.scrollWidth, document.documentElement.clientWidth]")
+    assert widths[0] <= widths[1], f"the page scrolls sideways: {widths}"
+    page.click("#row-equipment-827")
+    assert state(page)["selection"]["entityId"] == "equipment-827"

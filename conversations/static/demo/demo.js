@@ -199,8 +199,13 @@ function addMessage(kind, text, meta) {
     item.appendChild(small);
   }
   log.appendChild(item);
-  log.scrollTop = log.scrollHeight;
+  scrollLogToEnd();
   return item;
+}
+
+// Called again once a reply's notes and buttons are in: they are the part the user must see.
+function scrollLogToEnd() {
+  log.scrollTop = log.scrollHeight;
 }
 
 const FIELD_OF_TARGET = {
@@ -268,6 +273,7 @@ function renderReply(reply, question) {
     }
     item.appendChild(line);
   }
+  scrollLogToEnd();
 }
 
 function showError(text) {
@@ -311,9 +317,10 @@ form.addEventListener("submit", (event) => {
   ask(text);
 });
 
-// Escape clears the semantic focus (nothing in particular is being looked at).
-$("#workspace").addEventListener("keydown", (event) => {
-  if (event.key !== "Escape") return;
+// Escape clears the semantic focus (nothing in particular is being looked at), wherever
+// the DOM focus is (the body after a click on plain text), except while typing to the assistant.
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "Escape" || event.target.closest?.(".chat")) return;
   if (document.activeElement && document.activeElement !== document.body) document.activeElement.blur();
   agent.setFocus(null);
 });
