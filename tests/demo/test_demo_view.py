@@ -69,3 +69,22 @@ def test_demo_catalog_folder_is_loaded_with_the_bundled_one(db, settings):
     assert validity.package_id == "EQUIPMENT_VALIDITY"
     assert "workPermit.components.equipment.validity" in validity.semantic_ids
     assert catalog.resolve("ANDAIME").package_id == "SCAFFOLD"
+
+
+def test_static_modules_are_served_by_the_app_in_production(settings, tmp_path):
+    """With DEBUG off (gunicorn in scripts/run) the app itself serves the collected modules."""
+    from django.core.management import call_command
+    from django.test import Client
+
+    settings.DEBUG = False
+    settings.STATIC_ROOT = tmp_path
+    call_command("collectstatic", "--noinput", verbosity=0)
+    client = Client()  # a new handler: the middleware reads STATIC_ROOT when it is built
+    for path in ("contexto/contexto.js", "contexto/contexto-react.js", "demo/demo.js", "demo/demo.css"):
+        response = client.get(f"/static/{path}")
+        assert response.status_code == 200, path
+        body = b"".join(response.streaming_content)
+        assert body == (tmp_path / path).read_bytes()
+    # An ES module is only executed when served with a JavaScript MIME type.
+    assert client.get("/static/contexto/contexto.js")["Content-Type"].startswith("text/javascript")
+    assert client.get("/static/admin/css/base.css").status_code == 200
