@@ -270,3 +270,27 @@ def test_a_browser_clock_ten_minutes_behind_still_gets_answers(browser, live_ser
     assert abs((captured - dt.datetime.now(dt.UTC)).total_seconds()) < 60, "capture time taken from the server"
     assert posts[-1].response().status == 201
     context.close()
+
+
+def test_the_focus_decides_which_package_answers_isso(chat):
+    """The same words, three foci: each answer quotes the package the registry links to what the
+    user is looking at (a tab, the page), not the one whose text merely repeats the context."""
+    page = chat
+    page.click("#tab-documents")
+    documents = ask(page, "Explique isso.")
+    assert documents["response"]["resolution"]["target"]["semanticId"] == "workPermit.documents.tab"
+    assert documents["response"]["packages"][0]["id"] == "WORK_PERMIT_DOCUMENTS", documents["response"]
+    assert "Fonte: Documentos da PT (WORK_PERMIT_DOCUMENTS)" in documents["text"]
+
+    page.click("#tab-components")
+    components = ask(page, "Explique isso.")
+    assert components["response"]["packages"][0]["id"] == "WORK_PERMIT_COMPONENTS", components["response"]
+    assert "Fonte: Componentes da PT (WORK_PERMIT_COMPONENTS)" in components["text"]
+
+    page.click("h1")  # the page itself, while the Componentes tab is open
+    whole = ask(page, "Explique isso.")
+    assert whole["response"]["resolution"]["target"]["semanticId"] == "workPermit"
+    assert whole["response"]["packages"][0]["id"] == "WORK_PERMIT_OVERVIEW", whole["response"]
+    assert "Fonte: Permissão de Trabalho (PT) (WORK_PERMIT_OVERVIEW)" in whole["text"]
+    for turn in (documents, components, whole):
+        assert {p["id"] for p in turn["response"]["packages"]} <= WORK_PERMIT_PACKAGES, turn["response"]
