@@ -88,4 +88,3 @@ def test_static_modules_are_served_by_the_app_in_production(settings, tmp_path):
     # An ES module is only executed when served with a JavaScript MIME type.
     assert client.get("/static/contexto/contexto.js")["Content-Type"].startswith("text/javascript")
     assert client.get("/static/admin/css/base.css").status_code == 200
-

@@ -21,10 +21,17 @@
 /** Hard limit of the UTF-8 JSON context, shared with the server (PRD §35). */
 export const CONTEXT_SIZE_LIMIT_BYTES = 5120;
 
-/** Keys never sent, wherever they appear (the server redacts them too). */
+/**
+ * Keys never sent, wherever they appear: the server's default list
+ * (conversations/context/redaction.py DEFAULT_SENSITIVE_KEYS, kept in step by a
+ * test), so what the server would mask never leaves the page in the first place.
+ */
 export const SENSITIVE_KEYS = Object.freeze([
-  "cpf", "cnpj", "rg", "email", "telefone", "phone", "endereco", "address",
-  "salario", "salary", "password", "token",
+  "cpf", "cnpj", "rg", "pis", "nis", "ctps", "passport", "passaporte",
+  "email", "mail", "telefone", "phone", "celular", "mobile", "whatsapp",
+  "endereco", "address", "cep", "salario", "salary", "remuneracao",
+  "password", "senha", "secret", "token", "apikey", "authorization", "cookie",
+  "cartao", "creditcard", "iban", "nascimento", "birthdate",
 ]);
 
 /** Visibility states of PRD §26. Only "visible" elements may become the focus. */
@@ -104,6 +111,12 @@ export function isSensitiveKey(key) {
     }
   }
   return false;
+}
+
+/** True when a focused field names personal data by its last id segment or its label. */
+export function isSensitiveField({ semanticId, label } = {}) {
+  const last = String(semanticId || "").split(".").pop();
+  return isSensitiveKey(last) || (label !== undefined && isSensitiveKey(label));
 }
 
 /**
@@ -503,6 +516,10 @@ export function createAgentContext(options = {}) {
         viewport: state.viewport,
         elements: state.elements,
       }) || {};
+      if (context.focus && context.focus.value !== undefined && isSensitiveField(context.focus)) {
+        // A focused field that is itself personal data (employee.cpf, "Telefone"): its value stays here.
+        delete context.focus.value;
+      }
       context.user = minimize(state.user) || {};
       context.capturedAt = new Date(now() + clockOffsetMs).toISOString();
       context.contextVersion = state.contextVersion;

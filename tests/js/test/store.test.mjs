@@ -132,6 +132,27 @@ test("sensitive keys are dropped client-side, at any depth", () => {
   assert.doesNotMatch(JSON.stringify(snap), /123\.456|a@b\.c|ana@example/);
 });
 
+test("the server's other personal-data keys are dropped client-side too", () => {
+  const a = agent();
+  a.setSelection({
+    entityType: "employee",
+    entityId: "e-1",
+    fields: { senha: "x", apiKey: "k", dataNascimento: "1990-01-01", cep: "01000-000", celular: "9", numeroCartao: "4111", pis: "1", role: "Técnica" },
+  });
+  assert.deepEqual(a.snapshot().selection.fields, { role: "Técnica" });
+});
+
+test("a focused field that is personal data keeps its value on the page", () => {
+  const a = agent();
+  a.setFocus({ semanticId: "employee.cpf", type: "field", label: "CPF", value: "123.456.789-09" });
+  assert.deepEqual(a.snapshot().focus, { semanticId: "employee.cpf", type: "field", label: "CPF" });
+  a.setFocus({ semanticId: "employee.contact", type: "field", label: "Telefone celular", value: "(11) 99999-0000" });
+  assert.equal(a.snapshot().focus.value, undefined);
+  a.setFocus({ semanticId: "workPermit.components.equipment.validity", type: "field", label: "Validade", value: "30 dias" });
+  assert.equal(a.snapshot().focus.value, "30 dias", "other fields still send their opt-in value");
+  assert.equal(a.getState().focus.value, "30 dias");
+});
+
 test("isSensitiveKey matches words, not substrings of other words", () => {
   for (const key of ["cpf", "CPF", "userEmail", "user_email", "e-mail-x", "telefone", "endereço", "ENDERECO", "salário", "api_token", "tokenValue", "password", "rg"]) {
     assert.ok(isSensitiveKey(key), key);
