@@ -60,6 +60,11 @@ def demo_workspace_ensure(*, acting_user, tenant) -> None:
         semantic_registry_import(acting_user=acting_user, text=DEMO_REGISTRY.read_text(encoding="utf-8"))
 
 
+def _pt_br_date(iso: str) -> str:
+    year, month, day = iso.split("-")
+    return f"{day}/{month}/{year}"
+
+
 @login_required
 @ensure_csrf_cookie
 def work_permit_demo(request):
@@ -74,7 +79,8 @@ def work_permit_demo(request):
         {
             "tenant": tenant,
             "permit": WORK_PERMIT,
-            "components": COMPONENTS,
+            # The table shows dates as a Brazilian user reads them; data-start keeps ISO for the input.
+            "components": [{**c, "start_display": _pt_br_date(c["start"])} for c in COMPONENTS],
             "documents": DOCUMENTS,
             "demo_config": {
                 "endpoint": "/api/v1",

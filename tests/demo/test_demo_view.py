@@ -32,6 +32,8 @@ def test_demo_page_serves_the_work_permit_and_the_client_config(client, user, de
     assert 'Permissão de Trabalho <span class="number">PT-2026-004821</span>' in html
     for label in ("Geral", "Componentes", "Documentos", "Andaime", "Guindaste", "Validade (dias)", "Data de Início"):
         assert label in html
+    # Dates read as in Brazil in the table; the row keeps ISO for the date input.
+    assert '<td class="cell-start">01/09/2026</td>' in html and 'data-start="2026-09-01"' in html
     assert 'type="module" src="/static/demo/demo.js"' in html
     config = json.loads(
         re.search(r'<script id="demo-config" type="application/json">(.*?)</script>', html, re.DOTALL).group(1)

@@ -115,7 +115,7 @@ function applyToSelected(field, value) {
     validityInput.value = value;
   } else if (field === "startDate") {
     row.dataset.start = String(value);
-    $(".cell-start", row).textContent = value;
+    $(".cell-start", row).textContent = String(value).split("-").reverse().join("/"); // ISO → dd/mm/aaaa
     startInput.value = value;
   }
   syncFieldValues();
