@@ -250,6 +250,7 @@ def test_ingest_command_shows_a_progress_bar(tmp_path, sample_rows, capsys):
         ({"rag_bias": {"vetorial": 0.5}}, "rag_bias"),
         ({"rag_bias": {"hibrida": 1.5}}, "rag_bias"),
         ({"index_filters": {"bioma": 3}}, "index_filters"),
+        ({"index_filters": {"biome": "cerrado"}}, "index_filters"),
         ({"situational": True, "activation": {}}, "activation"),
     ],
 )
@@ -262,3 +263,11 @@ def test_skill_validation_names_the_bad_field(change, field):
     with pytest.raises(ValidationError) as exc:
         skill.full_clean()
     assert field in exc.value.message_dict
+
+
+def test_a_skill_may_name_a_field_outside_the_schema_only_with_the_wildcard():
+    skill = Skill.objects.get(slug="bioma_cerrado")
+    assert skill.index_filters["agroecorregiao"] == "*"  # the seed's own example
+    skill.full_clean()
+    skill.index_filters = {**skill.index_filters, "agroecorregiao": ["*"], "cultura": ["soja"]}
+    skill.full_clean()
