@@ -271,3 +271,23 @@ def test_a_skill_may_name_a_field_outside_the_schema_only_with_the_wildcard():
     skill.full_clean()
     skill.index_filters = {**skill.index_filters, "agroecorregiao": ["*"], "cultura": ["soja"]}
     skill.full_clean()
+
+
+def test_ingest_command_a_line_that_is_not_utf8_is_one_bad_line(tmp_path, sample_rows, capsys):
+    good = _row(sample_rows, "sin_compactacao")
+    # a U+2028 inside a JSON string is valid JSON and must not split the record
+    other = {**_row(sample_rows, "pra_rotacao"), "fonte": "GAAS\u2028relato"}
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + json.dumps(good).encode()
+        + b'\n{"chunk_id": "x", "texto": "\xff\xfe"}\n'
+        + json.dumps(other, ensure_ascii=False).encode()
+        + b"\n"
+    )
+    with pytest.raises(CommandError, match="1 line"):
+        call_command("ingest_chunks", str(path), "--no-progress")
+    out, err = capsys.readouterr()
+    assert "line 2: not UTF-8" in err
+    assert "ingested 2 created" in out
+    assert Chunk.objects.get(chunk_id="pra_rotacao").metadata["fonte"] == "GAAS\u2028relato"
