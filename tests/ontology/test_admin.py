@@ -127,3 +127,28 @@ def test_admin_profile_skills_follow_the_tier_rule_of_the_api(curator, tenant):
     assert response.status_code == 302, response.content.decode()[:2000]
     profile = Profile.objects.get(external_user_id="prod-admin")
     assert [s.slug for s in profile.skills.all()] == ["sistema_consolidado"]
+
+
+def test_a_class_edited_in_the_admin_takes_effect_on_the_next_route(curator, sample_chunks):
+    from ontology.models import OntologyClass
+    from ontology.selectors import indexed_corpus
+
+    cls = OntologyClass.objects.get(slug="pratica")
+    practices = {r["chunk_id"] for r in sample_chunks if r["classe_ontologica"] == "pratica"}
+    assert practices <= {r.chunk_id for r in indexed_corpus().records}
+    response = _client(curator).post(
+        f"/admin/ontology/ontologyclass/{cls.pk}/change/",
+        {
+            "slug": cls.slug,
+            "group": cls.group,
+            "label": cls.label,
+            "description": cls.description,
+            "subclasses": json.dumps(cls.subclasses),
+            "critical": "on",
+            "position": cls.position,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert OntologyClass.objects.get(pk=cls.pk).critical
+    # its chunks were indexed without a validator holding the permission: out of the index now
+    assert not practices & {r.chunk_id for r in indexed_corpus().records}

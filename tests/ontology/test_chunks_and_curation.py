@@ -291,3 +291,25 @@ def test_ingest_command_a_line_that_is_not_utf8_is_one_bad_line(tmp_path, sample
     assert "line 2: not UTF-8" in err
     assert "ingested 2 created" in out
     assert Chunk.objects.get(chunk_id="pra_rotacao").metadata["fonte"] == "GAAS\u2028relato"
+
+
+def test_the_16_classes_sit_in_the_seeds_four_groups():
+    groups = {}
+    for cls in OntologyClass.objects.all():
+        groups.setdefault(cls.group, set()).add(cls.slug)
+    assert groups == {
+        "contexto_perfil": {"agroecossistema", "sistema_produtivo", "estagio_transicao", "perfil_produtor"},
+        "processo_estrutura": {"sintoma", "processo", "estrutura"},
+        "raciocinio_diagnostico": {
+            "causa_provavel",
+            "intervencao",
+            "pratica",
+            "indicador",
+            "dosagem",
+            "contraindicacao",
+        },
+        "conhecimento_evidencia": {"conceito", "caso", "evidencia"},
+    }
+    # skills come from the context/profile and process/structure groups only (the seed's mapping)
+    skill_groups = set(Skill.objects.values_list("ontology_class__group", flat=True))
+    assert skill_groups <= {"contexto_perfil", "processo_estrutura"}
