@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -323,8 +324,8 @@ class RouterIndex:
             freqs: dict[str, float] = {}
             for name, terms in fields:
                 w = fw.get(name, 1.0)
-                for t in terms:
-                    freqs[t] = freqs.get(t, 0.0) + w
+                for t, count in Counter(terms).items():  # counting in C: the body dominates
+                    freqs[t] = freqs.get(t, 0.0) + w * count
             for name in (e.package_id, *e.aliases):
                 key = normalize_id_key(name)
                 if key:
