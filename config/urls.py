@@ -4,6 +4,8 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from common import health
 from common.views import api_not_found
+from conversations.demo import work_permit_demo
+from explanations.metrics import metrics_view
 
 api_v1 = [
     path("", include("knowledge.urls")),
@@ -15,7 +17,9 @@ api_v1 = [
 urlpatterns = [
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
+    path("metrics", metrics_view, name="metrics"),
     path("admin/", admin.site.urls),
+    path("demo/", work_permit_demo, name="demo"),
     path("api/v1/", include(api_v1)),
     path("api/schema/", SpectacularAPIView.as_view(), name="schema"),
     path("api/docs/", SpectacularSwaggerView.as_view(url_name="schema"), name="api-docs"),

@@ -8,8 +8,8 @@ from conversations.services import handoff_resolve, session_close
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "provider", "model", "is_active", "is_default", "updated_at"]
-    list_filter = ["is_active", "provider"]
+    list_display = ["slug", "name", "provider", "model", "ontology", "is_active", "is_default", "updated_at"]
+    list_filter = ["is_active", "provider", "ontology"]
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at", "updated_at"]
 
@@ -141,3 +141,5 @@ class HandoffAdmin(admin.ModelAdmin):
         self.message_user(request, f"{resolved} hand-off(s) marked resolved.", messages.SUCCESS)
 
 
+# The UI-context engine's admin (semantic registry, accessible entities, snapshots).
+import conversations.context.admin  # noqa: E402,F401

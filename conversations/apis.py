@@ -91,6 +91,8 @@ class SessionMessagesApi(APIView):
         catalog_version = serializers.IntegerField(allow_null=True)
         llm_calls = serializers.IntegerField()
         context_snapshot_id = serializers.IntegerField(allow_null=True)
+        # The context engine's wire name (camelCase like the AgentContext); same value.
+        contextSnapshotId = serializers.IntegerField(source="context_snapshot_id", allow_null=True)
         timings_ms = serializers.DictField(child=serializers.IntegerField())
         created_at = serializers.DateTimeField()
 
@@ -113,6 +115,14 @@ class SessionMessagesApi(APIView):
             "catalog_version": serializers.IntegerField(),
             "timings_ms": serializers.DictField(child=serializers.IntegerField()),
             "session_status": serializers.CharField(),
+            # UI context engine (docs/context-engine.md): null when no context was sent.
+            "contextSnapshotId": serializers.IntegerField(allow_null=True),
+            "intent": serializers.DictField(allow_null=True, help_text="{intent: UPDATE_FIELD, target, value, unit}"),
+            "recordChange": serializers.DictField(allow_null=True, help_text="{previous, current, notice}"),
+            "clarification": serializers.DictField(allow_null=True, help_text="{reason, question, options}"),
+            "resolution": serializers.DictField(
+                allow_null=True, help_text="{target, references, language, rewrittenMessage}"
+            ),
         },
     )
 
@@ -141,7 +151,13 @@ class SessionMessagesApi(APIView):
         responses={
             201: TurnOutputSerializer,
             404: OpenApiResponse(description="SESSION_NOT_FOUND"),
-            409: OpenApiResponse(description="SESSION_NOT_OPEN or IDEMPOTENT_REQUEST_IN_PROGRESS"),
+            400: OpenApiResponse(description="INVALID_CONTEXT, CONTEXT_TIMESTAMP_IN_FUTURE"),
+            403: OpenApiResponse(description="CONTEXT_FORBIDDEN"),
+            409: OpenApiResponse(
+                description="SESSION_NOT_OPEN, IDEMPOTENT_REQUEST_IN_PROGRESS, STALE_CONTEXT_AGE, "
+                "STALE_CONTEXT_VERSION, UNKNOWN_BASE_CONTEXT"
+            ),
+            413: OpenApiResponse(description="CONTEXT_SIZE_LIMIT_EXCEEDED"),
             422: OpenApiResponse(description="IDEMPOTENCY_KEY_REUSED"),
         },
     )

@@ -48,6 +48,10 @@ class Agent(models.Model):
         help_text="Optional: temperature, top_p, max_tokens, seed, base_url, timeout, max_retries, replay_fixture.",
     )
     is_active = models.BooleanField("active", default=True)
+    ontology = models.BooleanField(
+        default=False,
+        help_text="Route each message through the ontology (pattern, skills, CoT steps); see docs/ontology.md.",
+    )
     is_default = models.BooleanField(
         "default", default=False, help_text="Serves sessions created without naming an agent."
     )
@@ -179,6 +183,7 @@ class HandoffReason(models.TextChoices):
     PROVIDER_UNAVAILABLE = "provider_unavailable", "LLM provider unavailable"
     INVALID_REPLY = "invalid_reply", "Invalid agent reply"
     AGENT_REQUEST = "agent_request", "Agent asked for a human"
+    GUARDIAN = "guardian", "Guardian agent (a critical ontology skill is active)"
 
 
 class Handoff(models.Model):
@@ -203,3 +208,7 @@ class Handoff(models.Model):
     @property
     def is_resolved(self) -> bool:
         return self.resolved_at is not None
+
+
+# The UI-context engine's models live with the engine; importing them here registers them.
+from conversations.context.models import AccessibleEntity, ContextSnapshot, SemanticElement  # noqa: E402,F401

@@ -38,6 +38,8 @@ class KnowledgeSet:
 
     full_ids: tuple[str, ...] = ()
     listed_ids: tuple[str, ...] = ()
+    # the ontology route's structured context (one section per CoT step), for ontology agents
+    ontology_context: str = ""
 
 
 @dataclass(frozen=True)
@@ -66,6 +68,7 @@ def build_call(
     history: list[tuple[str, str]],
     user_text: str,
     budget: int,
+    ui_context: str = "",
 ) -> PreparedCall:
     """Assemble the LLM request; packages no longer in the active catalog are skipped."""
 
@@ -82,6 +85,8 @@ def build_call(
     parts.append(f"## Package catalog (version {catalog.version})\n{catalog.render()}")
     if knowledge:
         parts.append("## Knowledge for this message\n" + "\n\n".join(_section(e) for e in knowledge))
+    if knowledge_set.ontology_context:
+        parts.append("## Ontology reasoning for this message\n" + knowledge_set.ontology_context)
     if collected:
         parts.append("## Packages you loaded\n" + "\n\n".join(_section(e) for e in collected))
     listed = [
@@ -90,6 +95,9 @@ def build_call(
     if listed:
         lines = [f"- {'::' if e.is_procedure else ''}{e.package_id} — {e.title}: {e.summary}" for e in listed]
         parts.append("## Also relevant (not loaded; ask with s=99 if needed)\n" + "\n".join(lines))
+    if ui_context:
+        # Minimized by the context engine: names and ids, never record fields or masked data.
+        parts.append("## Where the user is\n" + ui_context)
     system_prompt = "\n\n".join(p for p in parts if p)
 
     messages = [ChatMessage("system", system_prompt)]

@@ -1,6 +1,7 @@
 from django.urls import path
 
 from conversations import apis
+from conversations.context.urls import urlpatterns as context_urlpatterns
 
 app_name = "conversations"
 urlpatterns = [
@@ -8,3 +9,4 @@ urlpatterns = [
     path("sessions/<int:session_id>", apis.SessionDetailApi.as_view(), name="session-detail"),
     path("sessions/<int:session_id>/messages", apis.SessionMessagesApi.as_view(), name="session-messages"),
 ]
+urlpatterns += context_urlpatterns

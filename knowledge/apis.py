@@ -88,6 +88,9 @@ class ContextApi(APIView):
         budget_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32000)
         max_full = serializers.IntegerField(required=False, min_value=0, max_value=20)
         session_key = serializers.CharField(required=False, max_length=100)
+        # ontology routing (docs/ontology.md): skills override the caller's profile for this call
+        skills = serializers.ListField(child=serializers.CharField(max_length=64), max_length=50, required=False)
+        external_user_id = serializers.CharField(required=False, max_length=128, allow_blank=True, default="")
 
         def validate_context(self, value):
             return validate_semantic_context(value)
@@ -145,6 +148,7 @@ class ContextApi(APIView):
                     "procedures": ProcedureSerializer(many=True),
                     "rules": RuleSerializer(many=True),
                     "timings_ms": serializers.DictField(child=serializers.FloatField()),
+                    "ontology": serializers.DictField(required=False, help_text="see docs/ontology.md"),
                 },
             ),
             400: OpenApiResponse(description="Invalid input (VALIDATION_ERROR, MALFORMED_REQUEST)"),
@@ -154,6 +158,7 @@ class ContextApi(APIView):
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         data = serializer.validated_data
+        ontology = _ontology_block(request, data)  # first: an unknown skill is a 400 before any work
         result = route_context(
             message=data["message"],
             semantic_context=data.get("context"),
@@ -162,4 +167,17 @@ class ContextApi(APIView):
             session_key=data.get("session_key"),
             tenant=getattr(request, "tenant", None),
         )
-        return Response(result.as_dict())
+        body = result.as_dict()
+        if ontology is not None:
+            body["ontology"] = ontology
+        return Response(body)
+
+
+def _ontology_block(request, data) -> dict | None:
+    """The ontology route when the body names `skills` or the caller has a profile with skills."""
+    from ontology.services import ontology_for_caller  # ontology already builds on knowledge.retrieval
+
+    return ontology_for_caller(
+        tenant=request.tenant, user=request.user, message=data["message"], skills=data.get("skills"),
+        external_user_id=data.get("external_user_id", ""), origin="context",
+    )

@@ -1,4 +1,10 @@
-from django.urls import path  # noqa: F401
+from django.urls import path
+
+from ontology import apis
 
 app_name = "ontology"
-urlpatterns: list = []
+urlpatterns: list = [
+    path("profile", apis.ProfileApi.as_view(), name="profile"),
+    path("ontology/skills", apis.SkillListApi.as_view(), name="skill-list"),
+    path("ontology/route", apis.OntologyRouteApi.as_view(), name="route"),
+]

@@ -182,8 +182,15 @@ DATA_UPLOAD_MAX_MEMORY_SIZE = max(API_MAX_BODY_BYTES, 2_621_440)
 
 # --- Knowledge -----------------------------------------------------------------
 
+# The demo page (/demo/): on in the embedded setup, off unless asked for in production.
+DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
+
 # Folders of bundled Markdown packages, loaded in order. "none" loads no bundled catalog.
-_catalog_dirs = env.list("KNOWLEDGE_CATALOG_DIR", default=[str(BASE_DIR / "knowledge" / "catalog")])
+# The demo's work-permit packages (knowledge/catalog_demo) ride along when the demo is on.
+_default_catalog_dirs = [BASE_DIR / "knowledge" / "catalog"]
+if DEMO_ENABLED:
+    _default_catalog_dirs.append(BASE_DIR / "knowledge" / "catalog_demo")
+_catalog_dirs = env.list("KNOWLEDGE_CATALOG_DIR", default=[str(d) for d in _default_catalog_dirs])
 KNOWLEDGE_CATALOG_DIRS = [Path(d) for d in _catalog_dirs if d and d.lower() != "none"]
 
 # Knowledge router (docs/retrieval.md). Weighted reciprocal rank fusion: each
@@ -232,6 +239,21 @@ LLM_PROVIDER = env("LLM_PROVIDER", default="openai" if LLM_BASE_URL else "offlin
 LLM_TIMEOUT = env.float("LLM_TIMEOUT", default=60.0)
 LLM_MAX_RETRIES = env.int("LLM_MAX_RETRIES", default=1)
 MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE = env.int("MAX_CONTEXT_ENRICHMENTS_PER_MESSAGE", default=2)
+
+# --- UI context engine (docs/context-engine.md) -------------------------------------
+
+# The seed's limit: a typical context is 1–3 KB; anything over 5 KB is a DOM dump or a bug.
+CONTEXT_MAX_BYTES = env.int("CONTEXT_MAX_BYTES", default=5120)
+# A context older than this no longer describes the screen the user is looking at.
+CONTEXT_TTL_SECONDS = env.int("CONTEXT_TTL_SECONDS", default=300)
+# Tolerated client clock skew for capturedAt in the future.
+CONTEXT_MAX_FUTURE_SKEW_SECONDS = env.int("CONTEXT_MAX_FUTURE_SKEW_SECONDS", default=30)
+# Keys masked before storage, added to the built-in list (cpf, cnpj, rg, email, telefone, ...).
+CONTEXT_SENSITIVE_KEYS = env.list("CONTEXT_SENSITIVE_KEYS", default=[])
+# Callable deciding which entities of a context the caller may see (the front end is no authority).
+CONTEXT_AUTHORIZER = env(
+    "CONTEXT_AUTHORIZER", default="conversations.context.authorization.accessible_entity_authorizer"
+)
 # Scripted replies for LLM_PROVIDER=replay (demos, the seed's TC-99 replay); see conversations/llm/replay.py.
 LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
 # Hard stop for any reply loop the enrichment budget does not catch (seed: 10 iterations per turn).
@@ -239,9 +261,23 @@ MAX_AGENT_CALLS_PER_TURN = env.int("MAX_AGENT_CALLS_PER_TURN", default=10)
 # False: agents get the catalog alone and fetch every body with s=99 (the seed's original design).
 AGENT_KNOWLEDGE_ROUTER = env.bool("AGENT_KNOWLEDGE_ROUTER", default=True)
 
-# --- Demo ----------------------------------------------------------------------
+# --- Explanations ----------------------------------------------------------------
 
-DEMO_ENABLED = env.bool("DEMO_ENABLED", default=EMBEDDED)
+# One narration call per result. Shorter than the agent's LLM_TIMEOUT: nobody waits
+# on a narrative (it is optional and its absence is recorded as provider_unavailable),
+# and a slow provider must not pin a worker slot and delay the explanations behind it.
+EXPLANATION_LLM_TIMEOUT = env.float("EXPLANATION_LLM_TIMEOUT", default=30.0)
+# Celery beat re-enqueues results the broker never got (see sweep_pending_explanations).
+EXPLANATION_SWEEP_INTERVAL = env.int("EXPLANATION_SWEEP_INTERVAL", default=300)
+CELERY_BEAT_SCHEDULE["explanations-sweep-pending"] = {
+    "task": "explanations.sweep_pending",
+    "schedule": float(EXPLANATION_SWEEP_INTERVAL),
+}
+# Redis redelivers an unacknowledged (acks_late) message after this many seconds, e.g.
+# when a worker died mid-task; it must exceed every task's time limit or a slow task runs twice.
+CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)}
+# Optional bearer token for /metrics (empty: open, for a scraper on a private network).
+METRICS_TOKEN = env("METRICS_TOKEN", default="")
 
 # --- I18N, static ---------------------------------------------------------------
 

@@ -5,7 +5,7 @@
     3. open the turn       (short transaction, session row locked): status check,
                            inbound message, context snapshot, enrichment counter reset
     4. resolve references  (issue 5 plugs in: ``_references_resolve``; may ask back)
-    5. knowledge set       (``knowledge_set_for_turn``: the router, once it lands)
+    5. knowledge set       (``knowledge_set_for_turn``: the knowledge router)
     6. the agent loop      (no transaction held): prompt → provider → reply contract;
                            s=99 fetches under the per-message budget; hand-offs
     7. close the turn      (short transaction, session row locked): reply, hand-off,
@@ -18,6 +18,7 @@ never lose an update of ``collected_packages`` or the counter.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import logging
@@ -28,6 +29,12 @@ from typing import Any
 from django.conf import settings
 from django.db import transaction
 
+from conversations.context.services import (
+    PreparedContext,
+    context_prepare,
+    context_resolve,
+    context_snapshot_create,
+)
 from conversations.exceptions import (
     IdempotencyKeyReusedError,
     IdempotentRequestInProgressError,
@@ -36,6 +43,7 @@ from conversations.exceptions import (
 from conversations.llm import LLMConfigError, ProviderUnavailable
 from conversations.llm_settings import provider_for
 from conversations.models import (
+    ContextSnapshot,
     Handoff,
     HandoffReason,
     Message,
@@ -48,9 +56,12 @@ from conversations.prompts import KnowledgeSet, build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
+from knowledge.feedback import fetch_feedback_record_for_session
+from knowledge.router import route_context
 
 logger = logging.getLogger("conversations.turns")
 
+MAX_LINKED_PACKAGES = 3  # registry-linked bodies delivered for the focus, before the router lands
 HISTORY_MESSAGES = 20  # earlier turns the model sees; older ones add cost, rarely meaning
 
 HANDOFF_MESSAGE = (
@@ -88,6 +99,7 @@ class TurnOutcome:
     llm_ms: int = 0
     catalog_version: int = 0
     packages: dict[str, int] = field(default_factory=dict)  # delivered ID → revision, in order
+    ontology: dict | None = None  # the ontology route, for agents configured with an ontology
 
     @classmethod
     def handoff(cls, reason: str, detail: str, **kwargs) -> "TurnOutcome":
@@ -103,7 +115,12 @@ class TurnContext:
 
     snapshot_id: int | None = None
     clarification: str = ""  # a question back to the user instead of a guess
+    # {"message": the rewritten message, "semantic_context": {focus, parent_ids, page},
+    #  "linked_packages": registry links of the focus, then its parents, then the page}
     routing_hints: dict = field(default_factory=dict)
+    user_text: str = ""  # the message with its references made explicit (router and agent)
+    prompt_context: str = ""  # the minimized UI-context block for the system prompt
+    response_fields: dict = field(default_factory=dict)  # intent, recordChange, clarification, resolution
 
 
 # --- 1. idempotency ------------------------------------------------------------------
@@ -135,22 +152,44 @@ def _idempotent_response(*, session: Session, key: str | None, fingerprint: str)
 # --- 2–4. context (issue 5) --------------------------------------------------------------
 
 
-def _context_validate(*, session: Session, context: dict | None) -> dict | None:
-    """Validate the AgentContext before anything is written (schema, size, age, tenant).
+EMPTY_CONTEXT_FIELDS = {"intent": None, "recordChange": None, "clarification": None, "resolution": None}
 
-    Accepted as an opaque optional object for now; the context issue replaces this.
+
+def _context_validate(*, acting_user, tenant, session: Session, context: dict | None) -> PreparedContext | None:
+    """Validate the AgentContext before anything is written (size, schema, age, authorization).
+
+    A whole context or ``{baseSnapshotId, delta}``; raises a ContextError (4xx) on rejection.
     """
-    return context
+    if context is None:
+        return None
+    return context_prepare(tenant=tenant, user=acting_user, session=session, payload=context)
 
 
-def _context_snapshot_store(*, session: Session, inbound: Message, context: dict | None) -> int | None:
+def _context_snapshot_store(*, session: Session, inbound: Message, context: PreparedContext | None) -> int | None:
     """Store the validated context as a snapshot; return its id (inside the open-turn transaction)."""
-    return None
+    if context is None:
+        return None
+    return context_snapshot_create(session=session, prepared=context).pk
 
 
-def _references_resolve(*, session: Session, inbound: Message, context: dict | None) -> TurnContext:
+def _references_resolve(*, session: Session, inbound: Message, context: PreparedContext | None) -> TurnContext:
     """Resolve "isso/este/aqui" against the context; ambiguity becomes a clarification."""
-    return TurnContext(snapshot_id=inbound.context_snapshot_id)
+    if context is None:
+        return TurnContext(snapshot_id=inbound.context_snapshot_id, response_fields=dict(EMPTY_CONTEXT_FIELDS))
+    turn = context_resolve(prepared=context, text=inbound.text)
+    resolution = turn.resolution
+    return TurnContext(
+        snapshot_id=inbound.context_snapshot_id,
+        clarification=resolution.clarification.question if resolution.clarification else "",
+        routing_hints={
+            "message": resolution.rewritten_message,
+            "semantic_context": turn.semantic_context,
+            "linked_packages": list(turn.linked_packages),
+        },
+        user_text=resolution.rewritten_message,
+        prompt_context=turn.prompt_context,
+        response_fields=turn.response_fields(),
+    )
 
 
 # --- 5. knowledge set ----------------------------------------------------------------------
@@ -161,13 +200,88 @@ def knowledge_set_for_turn(
 ) -> KnowledgeSet:
     """The packages the router delivers for this message (bodies) or offers (listed).
 
-    The knowledge router plugs in here. Without it (or with
-    ``AGENT_KNOWLEDGE_ROUTER = False``) the agent gets the catalog alone and
-    fetches what it needs with s=99.
+    The router searches the message with its references made explicit and
+    boosts the packages tied to the user's focus, its parents and the page.
+    Packages the semantic registry links to the focus come first. With
+    ``AGENT_KNOWLEDGE_ROUTER = False``, or when the router fails, the agent gets
+    the catalog alone (plus the registry's links) and fetches with s=99.
     """
+    linked = [pid for pid in turn_context.routing_hints.get("linked_packages") or [] if catalog.get(pid)]
+    linked = linked[:MAX_LINKED_PACKAGES]
     if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
         return KnowledgeSet()
-    return KnowledgeSet()
+    try:
+        result = route_context(
+            message=text,
+            semantic_context=turn_context.routing_hints.get("semantic_context") or None,
+            session_key=_router_session_key(session),
+            tenant=session.tenant,
+        )
+    except Exception as exc:  # noqa: BLE001 - the router boundary: a turn degrades, never fails
+        logger.error("turn.router_failed session=%s error=%s", session.pk, exc.__class__.__name__)
+        return KnowledgeSet(full_ids=tuple(linked))
+    full = list(dict.fromkeys([*linked, *result.full_ids]))
+    listed = [pid for pid in [*result.listed_ids, *(p.id for p in result.procedures)] if pid not in full]
+    return KnowledgeSet(full_ids=tuple(full), listed_ids=tuple(dict.fromkeys(listed)))
+
+
+def _router_session_key(session: Session) -> str:
+    return f"conversation:{session.pk}"
+
+
+def _fetch_feedback(*, session: Session, package_id: str) -> None:
+    """Teach the router: a package fetched after it was only listed ranks higher next time."""
+    if not getattr(settings, "AGENT_KNOWLEDGE_ROUTER", True):
+        return
+    try:
+        fetch_feedback_record_for_session(
+            session_key=_router_session_key(session), package_id=package_id, tenant=session.tenant
+        )
+    except Exception as exc:  # noqa: BLE001 - feedback is a hint; losing one never fails a turn
+        logger.error("turn.fetch_feedback_failed session=%s error=%s", session.pk, exc.__class__.__name__)
+
+
+# --- 5b. ontology routing (agents with ``ontology``) -----------------------------------------------
+
+
+def _ontology_for_turn(*, session: Session, text: str) -> dict | None:
+    """The ontology route for this message (references made explicit), with the session
+    user's profile skills."""
+    if not session.agent.ontology:
+        return None
+    from ontology.selectors import profile_get
+    from ontology.services import ontology_route
+
+    profile = profile_get(tenant=session.tenant, user=session.user) if session.user_id else None
+    return ontology_route(tenant=session.tenant, message=text, profile=profile, origin="turn").as_dict()
+
+
+def _ontology_interruption(ontology: dict | None) -> TurnOutcome | None:
+    """The seed's interruptions that replace the LLM call: ask back, or hand off to the guardian."""
+    if not ontology:
+        return None
+    for item in ontology["interruptions"]:
+        if item["type"] in ("clarifying_question", "disambiguation"):
+            reply = "\n".join(q["text"] for q in item["questions"])
+            return TurnOutcome(status=MessageStatus.CLARIFICATION, reply=reply,
+                               catalog_version=get_active_catalog().version)
+        if item["type"] == "guardian_handoff":
+            return TurnOutcome.handoff(
+                HandoffReason.GUARDIAN, f"ontology: critical skill {item['skill']} → {item['agent']}",
+                catalog_version=get_active_catalog().version,
+            )
+    return None
+
+
+def _ontology_finish(outcome: TurnOutcome, ontology: dict | None) -> None:
+    """Attach the route; an irreversible-risk answer carries the caveat and the escalation offer."""
+    if ontology is None:
+        return
+    outcome.ontology = ontology
+    if outcome.status == MessageStatus.ANSWERED:
+        for item in ontology["interruptions"]:
+            if item["type"] == "irreversible_risk":
+                outcome.reply = f"{outcome.reply}\n\n{item['caveat']}"
 
 
 # --- 3. and 7. the session row, always locked ---------------------------------------------------
@@ -221,7 +335,9 @@ def _fetch_record(*, session_id: int, package_id: str) -> list[str]:
     return collected
 
 
-def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict) -> dict:
+def _turn_close(
+    *, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict, extra: dict | None = None
+) -> dict:
     with transaction.atomic():
         locked = _session_lock(session.pk)
         reply = Message(
@@ -261,7 +377,11 @@ def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, tim
             "catalog_version": outcome.catalog_version,
             "timings_ms": timings,
             "session_status": locked.status,
+            "contextSnapshotId": inbound.context_snapshot_id,
+            **(extra or {}),
         }
+        if outcome.ontology is not None:
+            response["ontology"] = outcome.ontology
         reply.response = response
         reply.save(update_fields=["response"])
     return response
@@ -270,15 +390,20 @@ def _turn_close(*, session: Session, inbound: Message, outcome: TurnOutcome, tim
 # --- 6. the agent loop --------------------------------------------------------------------------
 
 
-def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext) -> TurnOutcome:
+def _agent_loop(
+    *, session: Session, inbound: Message, turn_context: TurnContext, ontology: dict | None = None
+) -> TurnOutcome:
     agent = session.agent
     budget = max_enrichments()
     cap = max_calls()
     history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
     catalog = get_active_catalog()
+    # The router searches the message with its references made explicit (labels, record, tab).
     knowledge_set = knowledge_set_for_turn(
-        session=session, text=inbound.text, turn_context=turn_context, catalog=catalog
+        session=session, text=turn_context.user_text or inbound.text, turn_context=turn_context, catalog=catalog
     )
+    if ontology is not None:
+        knowledge_set = dataclasses.replace(knowledge_set, ontology_context=ontology["context"])
     collected = list(session.collected_packages or [])
     state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
 
@@ -311,8 +436,9 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
             knowledge_set=knowledge_set,
             collected_ids=collected,
             history=history,
-            user_text=inbound.text,
+            user_text=turn_context.user_text or inbound.text,
             budget=budget,
+            ui_context=turn_context.prompt_context,
         )
         for delivered in prepared.delivered:
             state.packages[delivered.package_id] = delivered.revision
@@ -359,6 +485,7 @@ def _agent_loop(*, session: Session, inbound: Message, turn_context: TurnContext
                 HandoffReason.UNCERTAINTY, f"Requested package {requested[:100]!r} is unknown, inactive or empty."
             )
         collected = _fetch_record(session_id=session.pk, package_id=entry.package_id)
+        _fetch_feedback(session=session, package_id=entry.package_id)
         state.enrichments += 1
         if state.enrichments > budget:
             return handoff(
@@ -396,7 +523,7 @@ def message_send(
     if stored is not None:
         return TurnResult(stored, replayed=True)
 
-    context = _context_validate(session=session, context=context)
+    context = _context_validate(acting_user=acting_user, tenant=tenant, session=session, context=context)
     inbound, stored = _turn_open(
         session=session, text=text, context=context, key=idempotency_key, fingerprint=fingerprint
     )
@@ -412,13 +539,21 @@ def message_send(
                 catalog_version=get_active_catalog().version,
             )
         else:
-            outcome = _agent_loop(session=session, inbound=inbound, turn_context=turn_context)
+            ontology = _ontology_for_turn(session=session, text=turn_context.user_text or inbound.text)
+            outcome = _ontology_interruption(ontology) or _agent_loop(
+                session=session, inbound=inbound, turn_context=turn_context, ontology=ontology
+            )
+            _ontology_finish(outcome, ontology)
         total_ms = _ms_since(started)
         timings = {"total": total_ms, "llm": outcome.llm_ms, "overhead": max(total_ms - outcome.llm_ms, 0)}
-        response = _turn_close(session=session, inbound=inbound, outcome=outcome, timings=timings)
+        response = _turn_close(
+            session=session, inbound=inbound, outcome=outcome, timings=timings, extra=turn_context.response_fields
+        )
     except Exception:
         # A bug, not a provider failure: leave no half-finished turn (and free the idempotency key).
         Message.objects.filter(pk=inbound.pk, status=MessageStatus.RECEIVED).delete()
+        if inbound.context_snapshot_id is not None:
+            ContextSnapshot.objects.filter(pk=inbound.context_snapshot_id, session=session).delete()
         logger.error("turn failed session=%s message=%s", session.pk, inbound.pk)
         raise
 

@@ -6,6 +6,7 @@ import pytest
 
 from conversations.models import Message, MessageRole, MessageStatus, Session
 from tests.conversations.helpers import send
+from tests.conversations.context.samples import minimal_context
 
 pytestmark = pytest.mark.django_db
 
@@ -102,8 +103,16 @@ def test_message_body_is_validated(api_client, chat_session):
 
 def test_context_object_is_accepted(api_client, chat_session, scripted_llm):
     scripted_llm.reply("ok")
-    response = send(api_client, chat_session, "oi", context={"page": {"id": "quote-42"}})
+    response = send(api_client, chat_session, "oi", context=minimal_context())
     assert response.status_code == 201
+    assert response.json()["contextSnapshotId"] is not None
+
+
+def test_an_incomplete_context_is_rejected_naming_the_field(api_client, chat_session, scripted_llm):
+    response = send(api_client, chat_session, "oi", context={"page": {"id": "quote-42"}})
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == "INVALID_CONTEXT"
+    assert scripted_llm.requests == []
 
 
 # --- tenancy ----------------------------------------------------------------------------------------

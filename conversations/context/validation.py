@@ -1,0 +1,136 @@
+"""Whole-context validation: size, schema, capture time. Pure; no database.
+
+Order matters for cost and for the answer the client gets: the size check
+runs first (a 5 MB body is refused before the schema walks it), then the
+schema (naming the field), then the clock.
+"""
+
+from __future__ import annotations
+
+import datetime as dt
+from dataclasses import dataclass
+from typing import Any
+
+from .canonical import canonical_json, sha256_hex
+from .errors import (
+    ContextFromFuture,
+    ContextSizeLimitExceeded,
+    ContextValidationError,
+    StaleContextAge,
+)
+from .schema import validate_context_schema
+
+MAX_CONTEXT_BYTES = 5120
+CONTEXT_TTL_SECONDS = 300
+MAX_FUTURE_SKEW_SECONDS = 30
+
+
+@dataclass(frozen=True)
+class ValidatedContext:
+    data: dict[str, Any]
+    canonical: bytes
+    size: int
+    sha256: str
+    captured_at: dt.datetime
+    version: int
+
+
+def context_size(context: Any) -> tuple[bytes, int]:
+    try:
+        encoded = canonical_json(context)
+    except (TypeError, ValueError) as exc:  # NaN, Infinity, non-JSON values
+        raise ContextValidationError([{"field": "(root)", "message": "is not plain JSON"}]) from exc
+    return encoded, len(encoded)
+
+
+def check_size(context: Any, *, max_bytes: int = MAX_CONTEXT_BYTES) -> tuple[bytes, int]:
+    encoded, size = context_size(context)
+    if size > max_bytes:
+        raise ContextSizeLimitExceeded(
+            f"The UI context is {size} bytes; the limit is {max_bytes} bytes.",
+            details={"size": size, "limit": max_bytes},
+        )
+    return encoded, size
+
+
+def parse_captured_at(context: dict[str, Any]) -> dt.datetime:
+    field = "capturedAt" if "capturedAt" in context else "timestamp"
+    raw = context[field]
+    try:
+        value = dt.datetime.fromisoformat(raw)
+    except ValueError:
+        raise ContextValidationError([{"field": field, "message": "is not an ISO 8601 date-time"}]) from None
+    if value.tzinfo is None:
+        raise ContextValidationError([{"field": field, "message": "must include a time zone (e.g. Z)"}])
+    return value
+
+
+def check_age(
+    captured_at: dt.datetime,
+    *,
+    now: dt.datetime,
+    ttl_seconds: int = CONTEXT_TTL_SECONDS,
+    max_future_skew_seconds: int = MAX_FUTURE_SKEW_SECONDS,
+) -> None:
+    age = (now - captured_at).total_seconds()
+    if age > ttl_seconds:
+        raise StaleContextAge(
+            f"The UI context was captured {int(age)} s ago; the limit is {ttl_seconds} s.",
+            details={"ageSeconds": int(age), "ttlSeconds": ttl_seconds},
+        )
+    if -age > max_future_skew_seconds:
+        raise ContextFromFuture(
+            f"The UI context capture time is {int(-age)} s in the future.",
+            details={"aheadSeconds": int(-age), "maxSkewSeconds": max_future_skew_seconds},
+        )
+
+
+def validate_context(
+    context: Any,
+    *,
+    now: dt.datetime,
+    max_bytes: int = MAX_CONTEXT_BYTES,
+    ttl_seconds: int = CONTEXT_TTL_SECONDS,
+    max_future_skew_seconds: int = MAX_FUTURE_SKEW_SECONDS,
+) -> ValidatedContext:
+    """Validate a whole AgentContext; raise a :class:`ContextError` subclass."""
+    encoded, size = check_size(context, max_bytes=max_bytes)
+    validate_context_schema(context)
+    captured_at = parse_captured_at(context)
+    check_age(captured_at, now=now, ttl_seconds=ttl_seconds, max_future_skew_seconds=max_future_skew_seconds)
+    return ValidatedContext(
+        data=context,
+        canonical=encoded,
+        size=size,
+        sha256=sha256_hex(encoded),
+        captured_at=captured_at,
+        version=context["contextVersion"],
+    )
+
+
+DELTA_KEYS = frozenset({"baseSnapshotId", "delta"})
+
+
+def is_delta_payload(payload: Any) -> bool:
+    return isinstance(payload, dict) and "baseSnapshotId" in payload
+
+
+def check_delta_payload(
+    payload: dict[str, Any], *, max_bytes: int = MAX_CONTEXT_BYTES
+) -> tuple[int | str, dict[str, Any]]:
+    """``{baseSnapshotId, delta}`` well-formed: returns (base id, delta)."""
+    extra = sorted(set(payload) - DELTA_KEYS)
+    if extra:
+        raise ContextValidationError(
+            [{"field": extra[0], "message": "unknown field (a delta carries only baseSnapshotId and delta)"}]
+        )
+    base_id = payload.get("baseSnapshotId")
+    valid_int = isinstance(base_id, int) and not isinstance(base_id, bool) and base_id > 0
+    valid_str = isinstance(base_id, str) and 0 < len(base_id) <= 64
+    if not (valid_int or valid_str):
+        raise ContextValidationError([{"field": "baseSnapshotId", "message": "must be a snapshot id"}])
+    delta = payload.get("delta")
+    if not isinstance(delta, dict):
+        raise ContextValidationError([{"field": "delta", "message": "must be a JSON Merge Patch object"}])
+    check_size(delta, max_bytes=max_bytes)
+    return base_id, delta

@@ -1,0 +1,25 @@
+from django.core.exceptions import ObjectDoesNotExist
+
+from explanations.exceptions import ResultNotFoundError
+from explanations.models import Explanation, Result
+
+
+def result_get(*, tenant, result_id: str) -> Result:
+    """A result of this tenant with its explanation (one query), or
+    RESULT_NOT_FOUND, also for another tenant's result."""
+    result = (
+        Result.objects.filter(tenant=tenant, result_id=result_id)
+        .select_related("explanation")
+        .defer("explanation__prompt", "explanation__response")
+        .first()
+    )
+    if result is None:
+        raise ResultNotFoundError(details={"result_id": result_id})
+    return result
+
+
+def explanation_for_result(*, result: Result) -> Explanation | None:
+    try:
+        return result.explanation
+    except ObjectDoesNotExist:
+        return None

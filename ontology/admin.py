@@ -1,0 +1,215 @@
+from django import forms
+from django.contrib import admin, messages
+from django.db import transaction
+from django.utils import timezone
+
+from common.exceptions import ApplicationError
+from ontology.models import (
+    Chunk,
+    ChunkEvent,
+    MetadataSchema,
+    OntologyClass,
+    OntologyRoute,
+    Profile,
+    ProfileSkill,
+    Skill,
+)
+from ontology.services import (
+    chunk_accept_proposal,
+    chunk_index,
+    chunk_ingest,
+    chunk_metadata_update,
+    chunk_send_back,
+    chunk_validate,
+    metadata_schema_activate,
+    metadata_validate,
+)
+
+
+@admin.register(OntologyClass)
+class OntologyClassAdmin(admin.ModelAdmin):
+    list_display = ["slug", "label", "group", "critical", "position"]
+    list_filter = ["group", "critical"]
+    search_fields = ["slug", "label", "description"]
+    readonly_fields = ["updated_at"]
+
+
+@admin.register(Skill)
+class SkillAdmin(admin.ModelAdmin):
+    list_display = ["slug", "category", "ontology_class", "min_tier", "critical", "situational", "version", "is_active"]
+    list_filter = ["category", "critical", "situational", "min_tier", "is_active"]
+    search_fields = ["slug", "category", "inference_agent"]
+    list_select_related = ["ontology_class"]
+    readonly_fields = ["updated_at"]
+
+
+class ProfileSkillInline(admin.TabularInline):
+    model = ProfileSkill
+    extra = 0
+    fields = ["skill", "source", "activated_at"]
+    readonly_fields = ["activated_at"]
+
+
+@admin.register(Profile)
+class ProfileAdmin(admin.ModelAdmin):
+    list_display = ["id", "tenant", "external_user_id", "user", "tier", "updated_at"]
+    list_filter = ["tier", "tenant"]
+    search_fields = ["external_user_id", "user__username", "tenant__slug"]
+    list_select_related = ["tenant", "user"]
+    inlines = [ProfileSkillInline]
+
+
+class ChunkEventInline(admin.TabularInline):
+    model = ChunkEvent
+    extra = 0
+    can_delete = False
+    fields = ["created_at", "from_state", "to_state", "actor", "note"]
+    readonly_fields = fields
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+
+class ChunkForm(forms.ModelForm):
+    class Meta:
+        model = Chunk
+        fields = ["chunk_id", "text", "metadata"]
+
+    def clean_metadata(self):
+        metadata = self.cleaned_data.get("metadata")
+        try:
+            metadata_validate(metadata)
+        except ApplicationError as exc:
+            raise forms.ValidationError(exc.message) from exc
+        cls = OntologyClass.objects.filter(slug=metadata["classe_ontologica"]).first()
+        if cls is None:
+            raise forms.ValidationError(f"Unknown ontology class {metadata['classe_ontologica']!r}.")
+        if cls.subclasses and metadata["subclasse"] not in cls.subclasses:
+            raise forms.ValidationError(f"subclasse must be one of: {', '.join(cls.subclasses)}.")
+        return metadata
+
+
+def _run(modeladmin, request, queryset, service, verb):
+    done, failed = 0, []
+    for chunk in queryset.order_by("pk"):
+        try:
+            service(acting_user=request.user, chunk=chunk)
+            done += 1
+        except ApplicationError as exc:
+            failed.append(f"{chunk.chunk_id}: {exc.message}")
+    if done:
+        modeladmin.message_user(request, f"{verb} {done} chunk(s).", messages.SUCCESS)
+    for line in failed[:20]:
+        modeladmin.message_user(request, line, messages.ERROR)
+
+
+@admin.register(Chunk)
+class ChunkAdmin(admin.ModelAdmin):
+    form = ChunkForm
+    list_display = [
+        "chunk_id",
+        "ontology_class",
+        "subclass",
+        "state",
+        "proposed_class",
+        "needs_reindex",
+        "validated_by",
+        "updated_at",
+    ]
+    list_filter = ["state", "ontology_class", "needs_reindex", "schema_version"]
+    search_fields = ["chunk_id", "text"]
+    list_select_related = ["ontology_class", "validated_by"]
+    readonly_fields = [
+        "state",
+        "ontology_class",
+        "subclass",
+        "proposed_class",
+        "proposed_subclass",
+        "proposal_confidence",
+        "schema_version",
+        "needs_reindex",
+        "validated_by",
+        "validated_at",
+        "indexed_at",
+        "last_error",
+        "created_at",
+        "updated_at",
+    ]
+    inlines = [ChunkEventInline]
+    actions = ["accept_proposal", "validate", "index", "validate_and_index", "send_back", "mark_for_reindex"]
+
+    def get_readonly_fields(self, request, obj=None):
+        return [*self.readonly_fields, "chunk_id"] if obj else self.readonly_fields
+
+    def save_model(self, request, obj, form, change):
+        # Writes go through the services, so the admin, the API and the commands agree.
+        if change:
+            chunk_metadata_update(
+                acting_user=request.user,
+                chunk=obj,
+                metadata=form.cleaned_data["metadata"],
+                text=form.cleaned_data["text"],
+            )
+        else:
+            record = {**form.cleaned_data["metadata"], "chunk_id": obj.chunk_id, "texto": obj.text}
+            chunk_ingest(acting_user=request.user, record=record, index=False)
+        obj.pk = Chunk.objects.only("pk").get(chunk_id=obj.chunk_id).pk
+        obj.refresh_from_db()
+
+    @admin.action(description="Accept the classifier's proposed class (classified → tagged)")
+    def accept_proposal(self, request, queryset):
+        _run(self, request, queryset, chunk_accept_proposal, "Tagged")
+
+    @admin.action(description="Validate (critical classes need validate_critical_chunk)")
+    def validate(self, request, queryset):
+        _run(self, request, queryset, chunk_validate, "Validated")
+
+    @admin.action(description="Index validated chunks")
+    def index(self, request, queryset):
+        _run(self, request, queryset, chunk_index, "Indexed")
+
+    @admin.action(description="Validate and index")
+    def validate_and_index(self, request, queryset):
+        def both(*, acting_user, chunk):
+            with transaction.atomic():
+                chunk_index(acting_user=acting_user, chunk=chunk_validate(acting_user=acting_user, chunk=chunk))
+
+        _run(self, request, queryset, both, "Validated and indexed")
+
+    @admin.action(description="Send back to tagging (removes from the index)")
+    def send_back(self, request, queryset):
+        _run(self, request, queryset, chunk_send_back, "Sent back")
+
+    @admin.action(description="Mark for re-indexing")
+    def mark_for_reindex(self, request, queryset):
+        count = queryset.update(needs_reindex=True, updated_at=timezone.now())
+        self.message_user(request, f"Marked {count} chunk(s); run `manage.py reindex_chunks`.", messages.SUCCESS)
+
+
+@admin.register(MetadataSchema)
+class MetadataSchemaAdmin(admin.ModelAdmin):
+    list_display = ["version", "is_current", "created_at"]
+    readonly_fields = ["is_current", "created_at"]
+    actions = ["activate"]
+
+    @admin.action(description="Make current (marks chunks of other versions for re-indexing)")
+    def activate(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one schema version.", messages.ERROR)
+            return
+        marked = metadata_schema_activate(acting_user=request.user, version=queryset.get().version)
+        self.message_user(request, f"Schema activated; {marked} chunk(s) marked for re-indexing.", messages.SUCCESS)
+
+
+@admin.register(OntologyRoute)
+class OntologyRouteAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "origin", "pattern", "confidence", "strategy", "duration_ms"]
+    list_filter = ["pattern", "strategy", "origin", "fallback"]
+    list_select_related = ["tenant"]
+    readonly_fields = [f.name for f in OntologyRoute._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -1,0 +1,172 @@
+"""explanations.numbers: extraction of cited numbers (pt-BR) and the check.
+
+Plain tests, no database: the module is pure Python.
+"""
+
+from decimal import Decimal as D
+
+import pytest
+
+from explanations.numbers import (
+    CODE,
+    CURRENCY,
+    NUMBER,
+    PERCENT,
+    PERIOD,
+    CitableNumber,
+    check_narrative,
+    extract_numbers,
+)
+
+
+def values(text):
+    return [(c.value, c.kind) for c in extract_numbers(text)]
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        ("1.234,56", [(D("1234.56"), NUMBER)]),
+        ("R$ 1.234.567,89", [(D("1234567.89"), CURRENCY)]),
+        ("R$\xa01.234,56", [(D("1234.56"), CURRENCY)]),
+        ("-R$ 1.234,56", [(D("-1234.56"), CURRENCY)]),
+        ("R$ 3 mil", [(D("3000"), CURRENCY)]),
+        ("R$ 1,2 milhão", [(D("1200000"), CURRENCY)]),
+        ("R$ 1,2 mi", [(D("1200000"), CURRENCY)]),
+        ("2 bilhões", [(D("2000000000"), NUMBER)]),
+        ("3 milhões de reais", [(D("3000000"), CURRENCY)]),
+        ("2,45%", [(D("0.0245"), PERCENT)]),
+        ("2,45 %", [(D("0.0245"), PERCENT)]),
+        ("-3,5%", [(D("-0.035"), PERCENT)]),
+        ("mil e quinhentos", [(D("1500"), NUMBER)]),
+        ("mil e quinhentos reais", [(D("1500"), CURRENCY)]),
+        ("vinte e três por cento", [(D("0.23"), PERCENT)]),
+        ("cem por cento", [(D("1"), PERCENT)]),
+        ("um milhão e meio", [(D("1500000"), NUMBER)]),
+        ("1 milhão e 200 mil", [(D("1200000"), NUMBER)]),
+        ("R$ 3 mil e quinhentos", [(D("3500"), CURRENCY)]),
+        ("dois reais e cinquenta centavos", [(D("2.50"), CURRENCY)]),
+        ("cinquenta centavos", [(D("0.5"), CURRENCY)]),
+        ("menos doze vírgula três quatro", [(D("-12.34"), NUMBER)]),
+        ("competência de março de 2026", [(D(3), NUMBER), (D(2026), NUMBER)]),
+        ("03/2026", [(D(3), NUMBER), (D(2026), NUMBER)]),
+        ("mar/26", [(D(3), NUMBER), (D(2026), NUMBER)]),
+        ("loja 0423", [(D(423), NUMBER)]),
+        ("1,5 p.p.", [(D("0.015"), PERCENT)]),
+        ("2 pontos percentuais", [(D("0.02"), PERCENT)]),
+        ("a 2ª loja", [(D(2), NUMBER)]),
+    ],
+)
+def test_extracts_brazilian_formats(text, expected):
+    assert values(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "um aumento puxado por uma loja",  # articles, not the number one
+        "a tarefa T-317 do lote sim-2026-03-001",  # identifiers
+        "a filial L0423 abre às 14h30",
+        "em primeiro lugar, a segunda loja",  # ordinals in words
+        "1. Resumo\n2) Detalhes",  # list markers
+        "o marco do ano",
+    ],
+)
+def test_extracts_nothing_from_prose_identifiers_and_layout(text):
+    assert extract_numbers(text) == []
+
+
+@pytest.mark.parametrize("text", ["metade da diferença", "um terço do aumento", "o dobro do baseline"])
+def test_proportions_in_words_are_extracted_and_fail_unless_given(text):
+    assert len(extract_numbers(text)) == 1
+    assert not check_narrative(text, [D("0.0245"), D("1234567.89")]).passed
+
+
+def test_pelo_menos_is_not_a_minus_sign():
+    assert values("pelo menos três lojas") == [(D(3), NUMBER)]
+
+
+def test_offsets_and_text_point_into_the_original():
+    text = "Simulado de R$ 1.234.567,89 (2,45% acima)."
+    found = extract_numbers(text)
+    assert [text[c.start : c.end] for c in found] == ["R$ 1.234.567,89", "2,45%"]
+    assert [c.text for c in found] == ["R$ 1.234.567,89", "2,45%"]
+
+
+def test_a_comma_between_numbers_that_cannot_compose_separates_them():
+    assert values("três, quatro e cinco") == [(D(3), NUMBER), (D(4), NUMBER), (D(5), NUMBER)]
+    assert values("dois mil, três mil") == [(D(2000), NUMBER), (D(3000), NUMBER)]
+
+
+def test_end_of_sentence_dot_is_not_a_thousands_separator():
+    assert values("O total foi 2026. Em 1.234 casos.") == [(D(2026), NUMBER), (D(1234), NUMBER)]
+
+
+# ---- check_narrative
+
+CITABLE = [
+    CitableNumber(D("1234567.89"), CURRENCY, "R$ 1.234.567,89", "totals.simulado"),
+    CitableNumber(D("1205000.00"), CURRENCY, "R$ 1.205.000,00", "totals.baseline"),
+    CitableNumber(D("0.024537"), PERCENT, "2,45%", "totals.diferenca_pct"),
+    CitableNumber(D("423"), CODE, "0423", "breakdowns.loja"),
+    CitableNumber(D("3"), PERIOD, "março de 2026", "period.month"),
+    CitableNumber(D("2026"), PERIOD, "março de 2026", "period.year"),
+]
+
+
+def test_narrative_citing_amount_percent_store_code_and_period_passes():
+    text = (
+        "Na competência de março de 2026 o simulado ficou em R$ 1.234.567,89, "
+        "2,45% acima do baseline, puxado principalmente pela loja 0423."
+    )
+    check = check_narrative(text, CITABLE)
+    assert check.passed
+    assert len(check.cited) == 5
+    assert check.unmatched == ()
+
+
+def test_narrative_citing_a_computed_share_is_rejected():
+    text = "A loja 0423 respondeu por 37,5% da diferença."
+    check = check_narrative(text, CITABLE)
+    assert not check.passed
+    assert [c.text for c in check.unmatched] == ["37,5%"]
+
+
+def test_percent_only_matches_a_percent_and_money_not_a_code():
+    assert not check_narrative("R$ 423", CITABLE).passed
+    assert not check_narrative("2026%", CITABLE).passed
+    assert check_narrative("1.234.567,89", CITABLE).passed  # plain number for an amount
+
+
+def test_written_minus_must_match_a_negative_value():
+    citable = [CitableNumber(D("-0.035"), PERCENT, "-3,5%")]
+    assert check_narrative("uma queda de 3,5%", citable).passed
+    assert check_narrative("variação de -3,5%", citable).passed
+    positive = [CitableNumber(D("0.035"), PERCENT, "3,5%")]
+    assert not check_narrative("variação de -3,5%", positive).passed
+
+
+@pytest.mark.parametrize(
+    ("text", "passed"),
+    [
+        ("R$ 1,2 milhão", True),  # rounded to the written precision, 2.8% off
+        ("R$ 1,23 milhão", True),
+        ("R$ 1.234.000", False),  # no scale word: exact or nothing
+        ("R$ 1 milhão", False),  # within the step but 19% off
+        ("R$ 1,3 milhão", False),  # not the rounding of 1.234.567
+        ("um milhão e duzentos mil reais", False),  # step 1000: 1.200.000 ± 500
+    ],
+)
+def test_rounding_with_a_scale_word(text, passed):
+    assert check_narrative(text, [CitableNumber(D("1234567"), CURRENCY, "R$ 1.234.567,00")]).passed is passed
+
+
+def test_listed_rounded_percent_and_raw_value_both_match():
+    assert check_narrative("2,45%", CITABLE).passed
+    assert not check_narrative("2,5%", CITABLE).passed
+
+
+def test_no_numbers_passes_and_plain_values_are_accepted_as_citable():
+    assert check_narrative("O resultado ficou dentro do orçamento.", []).passed
+    assert check_narrative("foram 12 lojas", [12]).passed
+    assert check_narrative("0,5%", [D("0.005")]).passed
