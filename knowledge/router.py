@@ -76,6 +76,7 @@ def router_config() -> RouterConfig:
         listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", 0.3)),
         full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.35)),
         unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
+        full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", 0.5)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
     )
 
