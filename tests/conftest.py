@@ -1,12 +1,22 @@
 """Shared fixtures: tenants, users, authenticated API clients, the catalog."""
 
+import os
+
 import pytest
 from django.contrib.auth import get_user_model
+from hypothesis import settings as hypothesis_settings
 from rest_framework.test import APIClient
 
 from accounts.services import api_token_create, curator_ensure, tenant_get_or_create
 from knowledge.catalog import clear_catalog_cache
 from tests.support.llm_server import llm_server  # noqa: F401  (the scripted OpenAI-compatible server fixture)
+
+
+# Property tests: no per-example deadline on a shared 2-core machine; in CI, a fixed
+# seed so a run is reproducible (locally they keep exploring new examples).
+hypothesis_settings.register_profile("dev", deadline=None)
+hypothesis_settings.register_profile("ci", deadline=None, derandomize=True, print_blob=True)
+hypothesis_settings.load_profile("ci" if os.environ.get("CI") == "true" else "dev")
 
 
 @pytest.fixture(autouse=True)

@@ -64,7 +64,7 @@ _UPDATE_RE = re.compile(
     r"(?<![\w-])(?P<verb>" + "|".join(sorted(V.UPDATE_VERBS, key=len, reverse=True)) + r")(?![\w-])"
 )
 _VALUE_RE = re.compile(
-    r"(?<![\w-])(?:para|pra|to|a|en|como|em)\s*(?P<value>-?\d+(?:[.,]\d+)?|\"[^\"]{1,200}\"|'[^']{1,200}')"
+    r"(?<![\w-])(?:para|pra|to|a|en|como|em)\s*(?P<value>-?[0-9]+(?:[.,][0-9]+)?|\"[^\"]{1,200}\"|'[^']{1,200}')"
     r"\s*(?P<unit>%|[a-z]+(?:-[a-z]+)?)?"
 )
 
@@ -163,7 +163,10 @@ def _parse_value(raw: str) -> Any:
     if raw[:1] in "\"'":
         return raw[1:-1]
     number = raw.replace(",", ".")
-    return float(number) if "." in number else int(number)
+    try:
+        return float(number) if "." in number else int(number)
+    except ValueError:  # never expected with the ASCII-digit pattern; keep the text rather than fail
+        return raw
 
 
 def _detect_update(folded: str, message: str) -> tuple[bool, Any, str | None, bool]:
@@ -177,7 +180,10 @@ def _detect_update(folded: str, message: str) -> tuple[bool, Any, str | None, bo
     unit_word = value_match.group("unit")
     unit = V.UNITS.get(unit_word) if unit_word else None
     start, end = value_match.span("value")
-    return True, _parse_value(message[start:end]), unit, True  # original case, same offsets
+    raw = message[start:end]  # original case, same offsets
+    if raw[:1] not in "\"'":
+        raw = folded[start:end]  # numbers as folded: "²" became "2"
+    return True, _parse_value(raw), unit, True
 
 
 def _asks_about_value(folded: str, target: Target | None) -> bool:

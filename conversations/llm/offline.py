@@ -31,6 +31,12 @@ DONT_KNOW_MESSAGE = (
 )
 FETCH_COVERAGE = 0.25  # below this, neither a passage nor a catalog line "fits"
 MAX_PASSAGE_CHARS = 900
+# A short passage that mostly points elsewhere ("see [[DELIVERY_TIMELINES]]") is not an answer
+# when the package it points to was delivered too; the order bonus favours the router's ranking.
+POINTER_PENALTY = 0.5
+POINTER_MAX_CHARS = 160
+ORDER_BONUS = 0.15
+_WIKILINK_RE = re.compile(r"\[\[\s*([A-Za-z0-9_]+)\s*\]\]")
 
 _STOPWORDS = frozenset(
     """
@@ -160,12 +166,18 @@ def best_passage(
     weights = _idf(docs)
     default = math.log(1 + len(docs))  # a query word found nowhere weighs like the rarest word
     package_weight = package_weight or {}
+    order = [item.package_id for item in knowledge]
+    delivered = set(order)
     best: tuple[float, float, Passage | None] = (0.0, 0.0, None)
     for passage, doc in zip(passages, docs):
         if not query & set(terms(passage.text)):
             continue  # a heading alone is not an answer
         coverage = _coverage(query, doc, weights, default)
         rank = coverage + 0.3 * package_weight.get(passage.package_id, 0.0)
+        rank += ORDER_BONUS * (len(order) - order.index(passage.package_id)) / len(order)
+        links = set(_WIKILINK_RE.findall(passage.text))
+        if len(passage.text) <= POINTER_MAX_CHARS and links & (delivered - {passage.package_id}):
+            rank -= POINTER_PENALTY
         if rank > best[1]:
             best = (coverage, rank, passage)
     return best[0], best[2]

@@ -57,3 +57,21 @@ def test_a_failing_router_degrades_to_the_catalog_alone(api_client, chat_session
 
     assert (data["status"], data["packages"]) == ("answered", [])
     assert "## Knowledge for this message" not in scripted_llm.requests[0].system_prompt
+
+
+def test_offline_answer_quotes_the_package_that_holds_the_answer(api_client, chat_session, settings):
+    # PRIMERS_SANGER only points at [[DELIVERY_TIMELINES]] for the turnaround; the
+    # offline provider must quote the table row, not the pointer.
+    from django.conf import settings as django_settings
+
+    from knowledge.services import catalog_sync_bundled
+
+    settings.LLM_PROVIDER = "offline"
+    base = django_settings.BASE_DIR / "knowledge"
+    catalog_sync_bundled(directories=[base / "catalog", base / "catalog_demo"])  # as in the embedded app
+
+    data = send(api_client, chat_session, "Qual o prazo do Sanger?").json()
+
+    assert data["status"] == "answered"
+    assert "3 dias úteis" in data["reply"]
+    assert "(DELIVERY_TIMELINES)" in data["reply"]

@@ -38,6 +38,12 @@ def test_altere_isso_para_30_dias_proposes_an_update_field_intent():
     assert resolution.status == "resolved"
 
 
+def test_a_non_ascii_digit_in_an_update_never_crashes():
+    # Found by the property test: "²" is a Unicode digit that int() refuses.
+    resolution = resolve("Altere isso para ² dias.", make_context())
+    assert resolution.intent["value"] == 2
+
+
 @pytest.mark.parametrize(
     ("message", "value", "unit"),
     [
