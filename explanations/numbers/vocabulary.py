@@ -41,6 +41,12 @@ MONTH_ABBREVIATIONS = "jan|fev|mar|abr|mai|jun|jul|ago|set|out|nov|dez"
 PROPORTIONS = {
     "metade": Decimal("0.5"), "terco": Decimal(1) / 3, "tercos": Decimal(2) / 3,
     "dobro": Decimal(2), "triplo": Decimal(3), "quadruplo": Decimal(4),
+    # Plural fractions ("três quartos da diferença"): the numerator is read on
+    # its own and may well be citable (3 is March), so the fraction word must
+    # be read too, or the share would pass. Singular "quarto" is left alone
+    # ("quarto trimestre", an ordinal in words).
+    "quartos": Decimal(1) / 4, "quintos": Decimal(1) / 5, "sextos": Decimal(1) / 6,
+    "decimos": Decimal(1) / 10,
 }  # fmt: skip
 # "pelo menos três" is "at least three", not minus three.
 NOT_A_SIGN_AFTER = {"pelo", "ao", "no", "mais", "a", "o", "de", "em", "bem"}

@@ -93,6 +93,16 @@ def test_proportions_in_words_are_extracted_and_fail_unless_given(text):
     assert not check_narrative(text, [D("0.0245"), D("1234567.89")]).passed
 
 
+def test_a_share_in_plural_fraction_words_fails_even_when_its_numerator_is_citable():
+    # March 2026: 3 is citable (the month), so "três" alone would pass.
+    citable = [CitableNumber(D(3), PERIOD, "março de 2026"), CitableNumber(D(2026), PERIOD, "março de 2026")]
+    assert check_narrative("Em março de 2026, a loja respondeu por três", citable).passed
+    for share in ("três quartos", "três quintos", "três décimos"):
+        check = check_narrative(f"Em março de 2026, a loja respondeu por {share} da diferença.", citable)
+        assert not check.passed, share
+    assert check_narrative("No quarto trimestre de 2026 o custo subiu.", citable).passed  # an ordinal in words
+
+
 def test_a_spaced_m_is_not_a_million():
     assert values("a sala tem 5 m") == [(D(5), NUMBER)]
 
