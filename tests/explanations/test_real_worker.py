@@ -202,7 +202,9 @@ def test_worker_killed_mid_call_is_redelivered_and_explains_once(worker, llm_ser
     llm_server.call(hang).reply(VERIFIED_NARRATIVE)
     assert api_client.post("/api/v1/results", payroll_payload, format="json").status_code == 201
     assert first_call.wait(WAIT_SECONDS), worker.output()[-3000:]
-    for pid in worker.pool_children():
+    children = worker.pool_children()
+    assert children, worker.output()[-3000:]
+    for pid in children:
         os.kill(pid, signal.SIGKILL)
 
     wait_until(lambda: explanation_done("sim-2026-03-0001"), "the redelivered explanation", worker)
