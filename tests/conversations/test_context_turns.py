@@ -200,6 +200,43 @@ def test_criterion_semantic_ids_are_related_to_knowledge(api_client, chat_sessio
     assert [p["id"] for p in data["packages"]] == ["DELIVERY_TIMELINES"]
 
 
+def _knowledge_order(prompt):
+    section = prompt.split("## Knowledge for this message", 1)[1].split("\n## ", 1)[0]
+    return [line[4:].split(" — ", 1)[0] for line in section.splitlines() if line.startswith("### ")]
+
+
+@pytest.mark.parametrize(
+    ("focus", "first"),
+    [
+        ("workPermit.components.equipment.crane", "CRANE"),
+        ("workPermit.components.equipment.scaffold", "SCAFFOLD"),
+        (VALIDITY, "EQUIPMENT_VALIDITY"),
+    ],
+)
+def test_criterion_focus_ranks_its_packages_first_then_its_parents_through_the_router(
+    api_client, chat_session, scripted_llm, work_permit, settings, focus, first
+):
+    """Packages whose ``semantic_ids`` hold the focus come first, then the parents' (nearest
+    first), through the real router: the rewritten message names the page and the tab, which
+    alone scores the parents' packages higher."""
+    from django.conf import settings as django_settings
+
+    from knowledge.services import catalog_sync_bundled
+
+    settings.AGENT_KNOWLEDGE_ROUTER = True
+    base = django_settings.BASE_DIR / "knowledge"
+    catalog_sync_bundled(directories=[base / "catalog", base / "catalog_demo"])
+    context = fresh(drop=("elements", "viewport"))
+    context["focus"].update(semanticId=focus, label="Item")
+    data = ok(api_client, chat_session, "Explique isso.", context, scripted_llm)
+    assert [p["id"] for p in data["packages"]] == [first, "WORK_PERMIT_COMPONENTS", "WORK_PERMIT_OVERVIEW"]
+    assert _knowledge_order(scripted_llm.requests[0].system_prompt) == [
+        first,
+        "WORK_PERMIT_COMPONENTS",  # workPermit.components(.equipment): the nearest parents
+        "WORK_PERMIT_OVERVIEW",  # workPermit: the root
+    ]
+
+
 def test_criterion_backend_validates_context_and_authorization(
     api_client, chat_session, scripted_llm, work_permit, other_tenant
 ):
