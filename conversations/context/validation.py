@@ -53,6 +53,35 @@ def check_size(context: Any, *, max_bytes: int = MAX_CONTEXT_BYTES) -> tuple[byt
     return encoded, size
 
 
+def _nul_path(value: Any, path: str = "") -> str | None:
+    """The first member whose key or string value holds U+0000 (PostgreSQL's jsonb refuses it)."""
+    if isinstance(value, str):
+        return (path or "(root)") if "\x00" in value else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if "\x00" in str(key):
+                return here.replace("\x00", "\\u0000")
+            found = _nul_path(item, here)
+            if found:
+                return found
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _nul_path(item, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def check_no_nul(context: Any, encoded: bytes) -> None:
+    # The canonical JSON escapes U+0000 as \u0000: one cheap scan before walking the context.
+    if b"\\u0000" not in encoded:
+        return
+    path = _nul_path(context)
+    if path:
+        raise ContextValidationError([{"field": path, "message": "must not contain the NUL character (U+0000)"}])
+
+
 def parse_captured_at(context: dict[str, Any]) -> dt.datetime:
     field = "capturedAt" if "capturedAt" in context else "timestamp"
     raw = context[field]
@@ -96,6 +125,7 @@ def validate_context(
     """Validate a whole AgentContext; raise a :class:`ContextError` subclass."""
     encoded, size = check_size(context, max_bytes=max_bytes)
     validate_context_schema(context)
+    check_no_nul(context, encoded)
     captured_at = parse_captured_at(context)
     check_age(captured_at, now=now, ttl_seconds=ttl_seconds, max_future_skew_seconds=max_future_skew_seconds)
     return ValidatedContext(

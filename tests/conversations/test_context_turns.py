@@ -441,6 +441,26 @@ def test_bad_enum_and_wrong_type_are_400_naming_the_field(api_client, chat_sessi
     assert response.json()["error"]["details"]["errors"][0]["field"] == "focus.type"
     response = send(api_client, chat_session, "Explique.", context=fresh(contextVersion="7"))
     assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0] == {
+        "field": "contextVersion",
+        "message": "must be of type integer",
+    }
+
+
+def test_a_nul_character_or_an_oversized_version_is_400_naming_the_field_and_leaves_no_row(
+    api_client, chat_session, scripted_llm, work_permit
+):
+    # Both used to pass validation and fail at the snapshot insert: a 500 (jsonb refuses
+    # U+0000) and a VALIDATION_ERROR about the model's "version" column.
+    before = rows(chat_session)
+    context = fresh()
+    context["selection"]["displayName"] = "PT\x00-2026"
+    response = send(api_client, chat_session, "Explique.", context=context)
+    assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "selection.displayName"
+    response = send(api_client, chat_session, "Explique.", context=fresh(contextVersion=2**31))
+    assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "contextVersion"
 
 
 def test_unknown_base_snapshot_is_409_and_leaves_no_row(api_client, chat_session, scripted_llm, work_permit):
