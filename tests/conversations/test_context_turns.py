@@ -501,6 +501,20 @@ def test_a_delta_is_validated_as_a_whole_context(api_client, chat_session, scrip
     assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
 
 
+def test_a_delta_over_a_base_whose_route_param_looks_like_a_cpf_is_authorized(
+    api_client, chat_session, scripted_llm, work_permit, tenant
+):
+    # The base is stored masked; an entity id masked as "[REDACTED]" made every later delta a 403.
+    AccessibleEntity.objects.create(tenant=tenant, entity_type="workPermit", entity_id="12345678909")
+    context = fresh()
+    context["navigation"]["params"] = {"workPermitId": "12345678909"}
+    first = ok(api_client, chat_session, "Explique.", context, scripted_llm)
+    stored = ContextSnapshot.objects.get(pk=first["contextSnapshotId"]).context
+    assert stored["navigation"]["params"] == {"workPermitId": "12345678909"}
+    delta = {"contextVersion": 8, "capturedAt": _now()}
+    _delta(api_client, chat_session, scripted_llm, first["contextSnapshotId"], delta)
+
+
 def test_the_authorizer_is_pluggable(api_client, chat_session, scripted_llm, settings):
     settings.CONTEXT_AUTHORIZER = "tests.conversations.test_context_turns.deny_everything"
     before = rows(chat_session)
