@@ -6,6 +6,7 @@ checked to leave no row behind.
 """
 
 import datetime as dt
+import json
 
 import pytest
 from django.utils import timezone
@@ -268,7 +269,8 @@ def test_criterion_sensitive_data_is_not_sent_needlessly(api_client, chat_sessio
     }
     data = ok(api_client, chat_session, "Qual é a validade?", context, scripted_llm)
     request = scripted_llm.requests[0]
-    sent = request.system_prompt + "\n" + "\n".join(m["content"] for m in request.messages)
+    # The whole request body the scripted server read off the socket, not only the messages.
+    sent = json.dumps(request.body, ensure_ascii=False)
     for value in ("Maria Souza", "123.456.789-09", "98765-4321", "7.500", "maria@acme.com", "[REDACTED]"):
         assert value not in sent
     assert "Current value of the target: 15 dias" in request.system_prompt  # asked about it: sent
