@@ -503,6 +503,26 @@ def test_a_delta_is_validated_as_a_whole_context(api_client, chat_session, scrip
     assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
 
 
+def test_a_delta_is_sized_and_authorized_as_a_whole_context(
+    api_client, chat_session, scripted_llm, work_permit, other_tenant
+):
+    first = ok(api_client, chat_session, "Explique.", fresh(), scripted_llm)
+    scripted_llm.requests.clear()
+    before = rows(chat_session)
+    base = first["contextSnapshotId"]
+    # Each part is under the limit; base plus delta is not.
+    delta = {"page": {"metadata": {"notes": "x" * 4000}}, "contextVersion": 8, "capturedAt": _now()}
+    response = send(api_client, chat_session, "Explique.", context={"baseSnapshotId": base, "delta": delta})
+    assert_rejected(response, 413, "CONTEXT_SIZE_LIMIT_EXCEEDED", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["size"] > 5120
+    # Pointing the selection at another tenant's record through a patch.
+    AccessibleEntity.objects.create(tenant=other_tenant, entity_type="workPermit", entity_id="9999")
+    delta = {"selection": {"entityId": "9999"}, "contextVersion": 8, "capturedAt": _now()}
+    response = send(api_client, chat_session, "Explique.", context={"baseSnapshotId": base, "delta": delta})
+    assert_rejected(response, 403, "CONTEXT_FORBIDDEN", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"] == {"fields": ["selection"]}
+
+
 def test_a_delta_over_a_base_whose_route_param_looks_like_a_cpf_is_authorized(
     api_client, chat_session, scripted_llm, work_permit, tenant
 ):
