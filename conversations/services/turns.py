@@ -131,7 +131,9 @@ class TurnContext:
 
 def request_fingerprint(*, text: str, context: Any) -> str:
     canonical = json.dumps({"message": text, "context": context}, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in the context must reach the context validator (a 400
+    # naming the field), not crash here; valid text encodes exactly as plain UTF-8.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _idempotent_response(*, session: Session, key: str | None, fingerprint: str) -> dict | None:

@@ -465,6 +465,20 @@ def test_a_nul_character_or_an_oversized_version_is_400_naming_the_field_and_lea
     assert response.json()["error"]["details"]["errors"][0]["field"] == "contextVersion"
 
 
+def test_a_lone_surrogate_in_the_context_is_400_naming_the_field_and_leaves_no_row(
+    api_client, chat_session, scripted_llm, work_permit
+):
+    # Legal JSON ("\\ud800"), not Unicode: the request fingerprint used to crash with a 500.
+    before = rows(chat_session)
+    body = json.dumps({"message": "Explique.", "context": fresh()}).replace('"Validade"', '"Validade\\ud800"', 1)
+    response = api_client.post(f"/api/v1/sessions/{chat_session.pk}/messages", body, content_type="application/json")
+    assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0] == {
+        "field": "focus.label",
+        "message": "is not valid Unicode text",
+    }
+
+
 def test_unknown_base_snapshot_is_409_and_leaves_no_row(api_client, chat_session, scripted_llm, work_permit):
     before = rows(chat_session)
     payload = {"baseSnapshotId": 987654, "delta": {"contextVersion": 8}}

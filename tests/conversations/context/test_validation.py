@@ -123,3 +123,12 @@ def test_a_literal_backslash_u0000_is_ordinary_text():
     context = make_context()
     context["page"]["title"] = "C:\\u0000"
     assert _validate(context).data["page"]["title"] == "C:\\u0000"
+
+
+def test_a_lone_surrogate_is_400_naming_the_field():
+    # "\ud800" is legal in JSON text but not Unicode: encoding the context used to raise a 500.
+    context = make_context()
+    context["tabs"][2]["title"] = "Docs\ud800"
+    with pytest.raises(ContextValidationError) as exc:
+        _validate(context)
+    assert exc.value.errors == [{"field": "tabs[2].title", "message": "is not valid Unicode text"}]
