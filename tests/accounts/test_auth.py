@@ -104,3 +104,12 @@ def test_ensure_demo_prints_the_token_once(db, capsys):
     call_command("ensure_demo")
     second = capsys.readouterr().out
     assert "API token" not in second and "token unchanged" in second
+
+
+def test_ensure_demo_prints_where_the_app_is_served(db, capsys):
+    # scripts/run passes its HOST:PORT, so the printed links work on another port too.
+    call_command("ensure_demo", "--base-url", "http://127.0.0.1:8790/")
+    out = capsys.readouterr().out
+    assert "at http://127.0.0.1:8790/admin/" in out
+    assert "http://127.0.0.1:8790/api/v1/packages" in out
+    assert ":8000" not in out

@@ -9,6 +9,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import pytest
@@ -121,3 +122,73 @@ def test_the_test_settings_refuse_anything_but_postgresql_and_redis():
         )
         assert result.returncode != 0, name
         assert "ImproperlyConfigured" in result.stderr and name in result.stderr
+
+
+# --- scripts/run: stopping it stops what it started -------------------------------------
+
+
+@pytest.fixture
+def run_checkout(tmp_path):
+    """scripts/run with stand-ins: manage.py commands succeed, the server and worker sleep."""
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "run", root / "scripts" / "run")
+    _stub(root / "scripts" / "bootstrap", ":")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "rm", "mkdir", "sleep"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    _stub(
+        bin_dir / "python",
+        'case "$*" in *runserver*) echo "server $$" >> "$FAKE_LOG"; exec sleep 300;; esac\necho "python $*" >> "$FAKE_LOG"',
+    )
+    _stub(bin_dir / "celery", 'echo "worker $$" >> "$FAKE_LOG"; exec sleep 300')
+    return root, bin_dir
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _started(log: Path, names: set[str]) -> dict[str, int]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        lines = log.read_text().splitlines() if log.exists() else []
+        pids = {line.split()[0]: int(line.split()[1]) for line in lines if line.split()[0] in names}
+        if set(pids) == names:
+            return pids
+        time.sleep(0.1)
+    raise AssertionError(f"not started: {names}")
+
+
+@pytest.mark.parametrize("broker", [False, True], ids=["embedded", "with-broker"])
+def test_stopping_scripts_run_stops_the_server_and_the_worker(run_checkout, broker):
+    root, bin_dir = run_checkout
+    log = root / "calls.log"
+    env = {"PATH": str(bin_dir), "FAKE_LOG": str(log), "HOME": str(root), "PORT": "8799"}
+    if broker:
+        env["REDIS_URL"] = "redis://127.0.0.1:6379/15"
+    process = subprocess.Popen(
+        [str(bin_dir / "bash"), str(root / "scripts" / "run")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    names = {"server", "worker"} if broker else {"server"}
+    try:
+        pids = _started(log, names)
+        process.terminate()  # what a service manager or `kill PID` sends to scripts/run
+        output, _ = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    leftovers = [name for name, pid in pids.items() if _alive(pid)]
+    for name in leftovers:
+        os.kill(pids[name], 9)
+    assert leftovers == [], output
+    assert "python manage.py ensure_demo --base-url http://127.0.0.1:8799" in log.read_text()
