@@ -38,7 +38,7 @@ def test_every_api_endpoint_requires_authentication(anon_client):
     routes = _api_routes()
     assert "/api/v1/packages" in routes
     for route in routes:
-        for method in ("get", "post"):
+        for method in ("get", "post", "put", "patch", "delete"):
             response = getattr(anon_client, method)(route)
             assert response.status_code in (401, 405), (method, route, response.status_code)
             if response.status_code == 401:
