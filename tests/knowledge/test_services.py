@@ -417,6 +417,25 @@ def test_export_then_import_into_an_empty_catalog_restores_identical_content(cat
     assert get_active_catalog().ids == list(before)  # catalog order survives
 
 
+def test_export_into_a_folder_with_package_files_is_refused_unless_replaced(catalog, tmp_path, curator):
+    folder = tmp_path / "export"
+    call_command("export_packages", str(folder), stdout=StringIO())
+    # A package earlier in the order shifts every file name: the old files would import twice.
+    package_create(acting_user=curator, package_id="LAB_HOLIDAYS", data=_content())
+    Package.objects.filter(package_id="LAB_HOLIDAYS").update(position=0)
+    (folder / "notes.txt").write_text("kept")
+
+    with pytest.raises(CommandError, match=r"already holds 15 package files.*--replace"):
+        call_command("export_packages", str(folder), stdout=StringIO())
+    assert len(list(folder.glob("*.md"))) == 15
+
+    call_command("export_packages", str(folder), "--replace", stdout=StringIO())
+
+    assert len(list(folder.glob("*.md"))) == 16 and (folder / "notes.txt").read_text() == "kept"
+    summary = packages_import(acting_user=None, directory=folder, dry_run=True)
+    assert len(summary.unchanged) == 16
+
+
 def test_export_can_include_inactive_packages(catalog, tmp_path):
     package_set_active(acting_user=None, package=_pkg("GENOME_SIZES"), active=False)
     assert len(packages_export(directory=tmp_path / "all", include_inactive=True)) == 15
