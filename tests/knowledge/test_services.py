@@ -1,6 +1,10 @@
 """Catalog writes: override semantics, revisions, revert, aliases, import/export and the commands."""
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -458,3 +462,23 @@ def test_load_catalog_command_prints_its_summary(db):
 def test_windows_line_endings_do_not_change_the_body():
     text = "---\nid: LAB_HOLIDAYS\ntitle: T\nsummary: S\n---\nLinha 1\n\nLinha 2\n"
     assert parse_package_text(text.replace("\n", "\r\n")).data == parse_package_text(text).data
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("none", []), ("/srv/catalog,/srv/extra", ["/srv/catalog", "/srv/extra"])],
+)
+def test_knowledge_catalog_dir_names_a_team_folder_or_none(value, expected):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/unused",  # not embedded: no var/ secret written
+        "SECRET_KEY": "settings-test",
+        "KNOWLEDGE_CATALOG_DIR": value,
+    }
+    code = "import json; from django.conf import settings; print(json.dumps([str(p) for p in settings.KNOWLEDGE_CATALOG_DIRS]))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == expected
