@@ -19,7 +19,7 @@ def handler500(request):
     return server_error(request)
 
 
-@csrf_exempt  # a token client sends no CSRF cookie: a wrong path is a 404, not an HTML CSRF page
+@csrf_exempt  # changes nothing; without it a token client's DELETE/POST got Django's HTML CSRF 403
 def api_not_found(request, *args, **kwargs):
     """Unknown /api/ paths answer JSON even with DEBUG on."""
     return JsonResponse(error_body("NOT_FOUND", "No API endpoint at this path."), status=404)

@@ -224,6 +224,9 @@ KNOWLEDGE_FULL_COVERAGE = 0.35
 # A question word the catalog never saw weighs 1.5x the rarest known term in
 # that share: asking about something unknown is the out-of-domain evidence.
 KNOWLEDGE_UNKNOWN_TERM_WEIGHT = 1.5
+# A full body also needs half the part's best fused score: the full shape is for
+# the few best, the rest is listed (keeps pt/en/es deliveries alike).
+KNOWLEDGE_FULL_RELATIVE_FUSED = 0.5
 # Fetch feedback: half-life of the signal, weight needed to promote to full,
 # and how close (term Jaccard) a new question must be to a recorded one.
 KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS = env.float("KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", default=14.0)
@@ -277,7 +280,14 @@ CELERY_BEAT_SCHEDULE["explanations-sweep-pending"] = {
 }
 # Redis redelivers an unacknowledged (acks_late) message after this many seconds, e.g.
 # when a worker died mid-task; it must exceed every task's time limit or a slow task runs twice.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
+    # Redis sockets have no timeout by default: a broker host that drops packets, or
+    # a hung Redis, would hold every POST /api/v1/results in its on-commit publish.
+    # With these the publish fails, the result stays pending and the sweep sends it.
+    "socket_connect_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+}
 # Optional bearer token for /metrics (empty: open, for a scraper on a private network).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 
