@@ -13,6 +13,23 @@ IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_MESSAGE_CHARS = 8_000
 
 
+class JSONStringMixin:
+    """Accept only a JSON string: DRF's CharField turns ``5`` into ``"5"``, which hides a client bug."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Not a valid string.", code="invalid")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(JSONStringMixin, serializers.CharField):
+    pass
+
+
+class StrictSlugField(JSONStringMixin, serializers.SlugField):
+    pass
+
+
 class SessionOutputSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     agent = serializers.CharField(source="agent.slug")
@@ -35,7 +52,7 @@ class PackageRefSerializer(serializers.Serializer):
 
 class SessionCreateApi(APIView):
     class InputSerializer(StrictSerializer):
-        agent = serializers.SlugField(required=False, allow_blank=True, max_length=64)
+        agent = StrictSlugField(required=False, allow_blank=True, max_length=64)
 
         class Meta:
             ref_name = "SessionCreateInput"
@@ -68,7 +85,7 @@ class SessionMessagesApi(APIView):
     """GET lists the session's messages; POST sends one and runs the agent turn."""
 
     class InputSerializer(StrictSerializer):
-        message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
+        message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
         # The UI AgentContext (camelCase JSON); validated by the context engine.
         context = serializers.JSONField(required=False, allow_null=True)
 

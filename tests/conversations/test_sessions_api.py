@@ -101,6 +101,71 @@ def test_message_body_is_validated(api_client, chat_session):
     assert not Message.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        ({}, "message", "This field is required."),
+        ({"message": ""}, "message", "This field may not be blank."),
+        ({"message": "   "}, "message", "This field may not be blank."),
+        ({"message": None}, "message", "This field may not be null."),
+        ({"message": "x" * 8001}, "message", "Ensure this field has no more than 8000 characters."),
+        ({"message": 123}, "message", "Not a valid string."),
+        ({"message": 1.5}, "message", "Not a valid string."),
+        ({"message": True}, "message", "Not a valid string."),
+        ({"message": ["oi"]}, "message", "Not a valid string."),
+        ({"message": {"text": "oi"}}, "message", "Not a valid string."),
+        ({"message": "a\x00b"}, "message", "Null characters are not allowed."),
+        ({"message": "oi", "text": "oi"}, "text", "Unknown field."),
+        ({"message": "oi", "context": "page=1"}, "context", "Must be a JSON object."),
+    ],
+    ids=[
+        "missing", "empty", "blank", "null", "too-long", "int", "float", "bool", "list", "object", "nul-char",
+        "unknown-field", "context-not-object",
+    ],
+)
+def test_bad_message_bodies_get_the_json_error_shape_and_leave_no_rows(
+    api_client, chat_session, scripted_llm, body, field, message
+):
+    response = api_client.post(f"/api/v1/sessions/{chat_session.pk}/messages", body, format="json")
+
+    assert response.status_code == 400, body
+    assert response.json() == {
+        "error": {
+            "code": "VALIDATION_ERROR",
+            "message": f"Invalid input: {field}: {message}",
+            "details": {"fields": {field: [message]}},
+        }
+    }
+    assert scripted_llm.requests == []
+    assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "raw, code",
+    [("{not json", "MALFORMED_REQUEST"), ('["oi"]', "VALIDATION_ERROR"), ('"oi"', "VALIDATION_ERROR")],
+    ids=["malformed", "list", "string"],
+)
+def test_a_body_that_is_not_a_json_object_is_rejected(api_client, chat_session, raw, code):
+    response = api_client.post(
+        f"/api/v1/sessions/{chat_session.pk}/messages", raw, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == code
+    assert set(response.json()["error"]) == {"code", "message", "details"}
+
+
+def test_a_message_of_the_maximum_length_is_accepted(api_client, chat_session, scripted_llm):
+    scripted_llm.reply("ok")
+    assert send(api_client, chat_session, "x" * 8000).status_code == 201
+
+
+def test_a_numeric_agent_slug_is_a_type_error(api_client, agents):
+    response = api_client.post("/api/v1/sessions", {"agent": 5}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {"fields": {"agent": ["Not a valid string."]}}
+    assert not Session.objects.exists()
+
+
 def test_context_object_is_accepted(api_client, chat_session, scripted_llm):
     scripted_llm.reply("ok")
     response = send(api_client, chat_session, "oi", context=minimal_context())
