@@ -282,3 +282,19 @@ def test_logs_carry_ids_and_codes_never_text(api_client, chat_session, scripted_
     assert "provider unavailable" in caplog.text
     assert "SEGREDO" not in caplog.text
     assert "Regras de preço" not in caplog.text
+
+
+# --- paths that match no endpoint ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/api/v1/sessions/abc/messages", "/api/v1/sessions/1/mesages", "/api/v1/session"])
+def test_a_post_to_an_unknown_api_path_is_a_json_404_even_with_csrf_checks(user, path):
+    from rest_framework.test import APIClient
+
+    client = APIClient(enforce_csrf_checks=True)  # like curl or a real API client: no CSRF cookie
+    client.credentials(HTTP_AUTHORIZATION=f"Token {user.auth_token.key}")
+
+    response = client.post(path, {"message": "oi"}, format="json")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"
