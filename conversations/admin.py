@@ -114,7 +114,9 @@ class HandoffStateFilter(admin.SimpleListFilter):
 class HandoffAdmin(admin.ModelAdmin):
     """The hand-off queue: open hand-offs first, filter by reason, mark resolved."""
 
-    list_display = ["id", "created_at", "reason", "detail", "session", "tenant", "resolved_at", "resolved_by"]
+    list_display = [
+        "id", "created_at", "reason_code", "reason", "detail", "session", "tenant", "resolved_at", "resolved_by"
+    ]
     list_filter = [HandoffStateFilter, "reason"]
     list_select_related = ["session", "session__tenant", "resolved_by"]
     search_fields = ["session__id", "detail"]
@@ -128,6 +130,11 @@ class HandoffAdmin(admin.ModelAdmin):
     @admin.display(description=_("tenant"), ordering="session__tenant__slug")
     def tenant(self, obj):
         return obj.session.tenant
+
+    # The stable code the API returns (handoff.reason), so operators and API clients speak alike.
+    @admin.display(description=_("reason code"), ordering="reason")
+    def reason_code(self, obj):
+        return obj.reason
 
     @admin.action(description=_("Mark selected hand-offs resolved"))
     def mark_resolved(self, request, queryset):

@@ -1,5 +1,7 @@
 """Operators' admin: agents, sessions with their messages, the hand-off queue."""
 
+import re
+
 import pytest
 
 from conversations.models import Handoff, Session
@@ -34,6 +36,20 @@ def test_handoff_queue_lists_open_handoffs_and_filters_by_reason(admin_client, h
 
     page = admin_client.get("/admin/conversations/handoff/?reason=uncertainty")
     assert [h.reason for h in page.context["cl"].result_list] == ["uncertainty"]
+
+
+def test_handoff_queue_shows_the_api_reason_codes_and_filters_on_each(admin_client, handoffs):
+    from conversations.models import HandoffReason
+
+    page = admin_client.get("/admin/conversations/handoff/")
+    cells = re.findall(r'<td class="field-reason_code">([^<]*)</td>', page.content.decode())
+    assert sorted(cells) == ["provider_unavailable", "uncertainty"]
+    codes = ("uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request")
+    for code in codes:
+        assert code in HandoffReason.values
+        page = admin_client.get(f"/admin/conversations/handoff/?reason={code}")
+        assert page.status_code == 200
+        assert {h.reason for h in page.context["cl"].result_list} <= {code}
 
 
 def test_mark_resolved_action_resolves_and_reopens_the_session(admin_client, handoffs):
