@@ -44,8 +44,9 @@ def test_handoff_queue_shows_the_api_reason_codes_and_filters_on_each(admin_clie
     page = admin_client.get("/admin/conversations/handoff/")
     cells = re.findall(r'<td class="field-reason_code">([^<]*)</td>', page.content.decode())
     assert sorted(cells) == ["provider_unavailable", "uncertainty"]
-    codes = ("uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request")
-    for code in codes:
+    for code in (
+        "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
+    ):
         assert code in HandoffReason.values
         page = admin_client.get(f"/admin/conversations/handoff/?reason={code}")
         assert page.status_code == 200
