@@ -6,6 +6,7 @@ from rest_framework.views import APIView
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 from conversations.exceptions import InvalidIdempotencyKeyError
+from conversations.models import HandoffReason
 from conversations.selectors import session_get, session_messages
 from conversations.services import message_send, session_create
 
@@ -41,7 +42,8 @@ class SessionOutputSerializer(serializers.Serializer):
 
 
 class HandoffOutputSerializer(serializers.Serializer):
-    reason = serializers.CharField()
+    # The stable reason codes, listed in the schema so clients can switch on them.
+    reason = serializers.ChoiceField(choices=HandoffReason.choices)
     detail = serializers.CharField()
 
 

@@ -298,3 +298,13 @@ def test_a_post_to_an_unknown_api_path_is_a_json_404_even_with_csrf_checks(user,
 
     assert response.status_code == 404
     assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_schema_lists_the_handoff_reason_codes(api_client):
+    schema = api_client.get("/api/schema/?format=json").json()
+
+    handoff = schema["components"]["schemas"]["HandoffOutput"]["properties"]["reason"]
+    enum = schema["components"]["schemas"][handoff["$ref"].rsplit("/", 1)[1]]["enum"]
+    assert set(enum) >= {
+        "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
+    }
