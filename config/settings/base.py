@@ -174,6 +174,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A named enum: a generic "ReasonEnum" would collide with any other app's "reason" choices.
+    "ENUM_NAME_OVERRIDES": {"HandoffReasonEnum": "conversations.models.HandoffReason"},
 }
 
 # Request bodies above this size on /api/ get a 413 before any parsing.
