@@ -345,3 +345,40 @@ def test_offline_answers_only_quote_delivered_text_and_name_its_package(catalog)
         for line in quote.splitlines():
             assert line.rstrip("…") in body, (question, package_id, line)
     assert answered >= 60, answered  # the property is not vacuous
+
+
+# -- the settings module's own defaults (config/settings/base.py) -------------------
+
+
+def _base_settings_with(monkeypatch, **environ):
+    """Execute config/settings/base.py afresh (not the live settings) under the given environment."""
+    import importlib.util
+    from pathlib import Path
+
+    import config.settings.base as live
+
+    for name in ("LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SECRET_KEY", "test-only")
+    monkeypatch.setenv("DATABASE_URL", "sqlite:////tmp/unused.sqlite3")
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    spec = importlib.util.spec_from_file_location("_base_settings_probe", Path(live.__file__))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names = ("LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES")
+    return llm_settings_from_mapping({name: getattr(module, name) for name in names})
+
+
+@pytest.mark.parametrize(
+    "environ, provider",
+    [
+        ({}, "offline"),
+        ({"LLM_BASE_URL": "http://127.0.0.1:11434/v1"}, "openai"),
+        ({"LLM_BASE_URL": "http://127.0.0.1:11434/v1", "LLM_PROVIDER": ""}, "openai"),
+        ({"LLM_BASE_URL": "http://127.0.0.1:11434/v1", "LLM_PROVIDER": "offline"}, "offline"),
+    ],
+    ids=["nothing-set", "base-url", "base-url-empty-provider", "explicit-provider-wins"],
+)
+def test_the_settings_module_picks_the_provider(monkeypatch, environ, provider):
+    assert _base_settings_with(monkeypatch, **environ).provider == provider
