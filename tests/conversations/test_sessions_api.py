@@ -309,3 +309,26 @@ def test_the_schema_lists_the_handoff_reason_codes(api_client):
     assert set(enum) >= {
         "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
     }
+
+
+def test_logs_never_carry_text_with_the_router_on(api_client, chat_session, scripted_llm, caplog, settings, curator):
+    from conversations.models import Handoff
+    from conversations.services import handoff_resolve
+
+    settings.AGENT_KNOWLEDGE_ROUTER = True
+    caplog.set_level(logging.DEBUG)
+    scripted_llm.reply_json({"s": 99, "context_needed": "PRECOS"}).reply_json({"s": 0, "message": "SEGREDO-R1"})
+    scripted_llm.reply('{"s": 0, "message": "SEGREDO-R2"')  # unparseable → invalid_reply
+    scripted_llm.reply_json({"s": 99, "context_needed": "SEGREDO-ID"})  # unknown → uncertainty
+    scripted_llm.reply_json({"s": 90, "reason": "SEGREDO-MOTIVO"})
+
+    for n, text in enumerate(["SEGREDO-P1 preço do sequenciamento", "SEGREDO-P2", "SEGREDO-P3", "SEGREDO-P4"]):
+        assert send(api_client, chat_session, text).status_code == 201
+        if n:
+            handoff_resolve(acting_user=curator, handoff=Handoff.objects.filter(resolved_at__isnull=True).get())
+
+    reasons = list(Handoff.objects.order_by("id").values_list("reason", flat=True))
+    assert reasons == ["invalid_reply", "uncertainty", "agent_request"]
+    assert "route_context" in caplog.text and "turn finished" in caplog.text
+    assert "SEGREDO" not in caplog.text
+    assert "sequenciamento" not in caplog.text
