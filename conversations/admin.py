@@ -60,7 +60,7 @@ class SessionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
-    @admin.action(description=_("Close selected sessions"))
+    @admin.action(description=_("Close selected sessions"), permissions=["change"])
     def close_sessions(self, request, queryset):
         closed = 0
         for session in queryset:
@@ -136,7 +136,7 @@ class HandoffAdmin(admin.ModelAdmin):
     def reason_code(self, obj):
         return obj.reason
 
-    @admin.action(description=_("Mark selected hand-offs resolved"))
+    @admin.action(description=_("Mark selected hand-offs resolved"), permissions=["change"])
     def mark_resolved(self, request, queryset):
         resolved = 0
         for handoff in queryset:
