@@ -332,3 +332,14 @@ def test_logs_never_carry_text_with_the_router_on(api_client, chat_session, scri
     assert "route_context" in caplog.text and "turn finished" in caplog.text
     assert "SEGREDO" not in caplog.text
     assert "sequenciamento" not in caplog.text
+
+
+def test_a_session_id_beyond_bigint_is_not_found(api_client, agents):
+    huge = "9" * 25
+    for response in (
+        api_client.get(f"/api/v1/sessions/{huge}"),
+        api_client.get(f"/api/v1/sessions/{huge}/messages"),
+        api_client.post(f"/api/v1/sessions/{huge}/messages", {"message": "oi"}, format="json"),
+    ):
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "SESSION_NOT_FOUND"
