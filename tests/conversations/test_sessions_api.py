@@ -261,6 +261,53 @@ def test_duplicate_while_the_first_is_running_is_a_conflict(api_client, chat_ses
     assert scripted_llm.requests == []
 
 
+def _stuck_inbound(chat_session, *, key, age_seconds):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.services.turns import request_fingerprint
+
+    inbound = Message.objects.create(
+        session=chat_session,
+        role=MessageRole.USER,
+        text="oi",
+        status=MessageStatus.RECEIVED,
+        idempotency_key=key,
+        request_fingerprint=request_fingerprint(text="oi", context=None),
+    )
+    Message.objects.filter(pk=inbound.pk).update(created_at=timezone.now() - timedelta(seconds=age_seconds))
+    return inbound
+
+
+def test_a_retry_of_a_turn_abandoned_by_a_dead_worker_runs_again(api_client, chat_session, scripted_llm, settings):
+    settings.IDEMPOTENT_TURN_STALE_SECONDS = 600
+    stuck = _stuck_inbound(chat_session, key="k1", age_seconds=601)
+    scripted_llm.reply("De novo.")
+
+    response = send(api_client, chat_session, "oi", key="k1")
+
+    assert response.status_code == 201
+    assert response.json()["reply"] == "De novo."
+    assert not Message.objects.filter(pk=stuck.pk).exists()
+    roles = list(chat_session.messages.values_list("role", "status"))
+    assert roles == [("user", "processed"), ("assistant", "answered")]
+    assert send(api_client, chat_session, "oi", key="k1").json() == response.json()  # and is idempotent again
+    assert len(scripted_llm.requests) == 1
+
+
+def test_a_turn_younger_than_the_stale_limit_is_still_in_progress(api_client, chat_session, scripted_llm, settings):
+    settings.IDEMPOTENT_TURN_STALE_SECONDS = 600
+    stuck = _stuck_inbound(chat_session, key="k1", age_seconds=590)
+
+    response = send(api_client, chat_session, "oi", key="k1")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "IDEMPOTENT_REQUEST_IN_PROGRESS"
+    assert Message.objects.filter(pk=stuck.pk).exists()
+    assert scripted_llm.requests == []
+
+
 def test_bad_idempotency_key_is_rejected(api_client, chat_session):
     response = send(api_client, chat_session, "oi", key="x" * 201)
     assert response.status_code == 400
