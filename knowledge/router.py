@@ -28,13 +28,15 @@ from django.conf import settings
 from django.core.cache import cache
 
 from knowledge.catalog import get_active_catalog
-from knowledge.feedback import feedback_version, feedback_weights, session_routes_remember
+from knowledge.feedback import FEEDBACK_VERSION_KEY, feedback_weights, session_routes_remember
 from knowledge.retrieval.fusion import DEFAULT_WEIGHTS
 from knowledge.retrieval.router import DEFAULT_FIELD_WEIGHTS, RouteResult, RouterConfig, RouterIndex
 
 logger = logging.getLogger(__name__)
 
 ROUTE_CACHE_PREFIX = "knowledge:route:"
+# Bumped by `manage.py reindex`: every process rebuilds its index on its next question.
+ROUTER_GENERATION_KEY = "knowledge:router:generation"
 
 
 @dataclass(frozen=True)
@@ -76,6 +78,7 @@ def router_config() -> RouterConfig:
         listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", 0.3)),
         full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.35)),
         unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
+        full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", 0.5)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
     )
 
@@ -93,6 +96,7 @@ class RouterIndexHolder:
     def __init__(self):
         self._index: RouterIndex | None = None
         self._fingerprint = ""
+        self._generation = 0
         self._build_lock = threading.Lock()
         self.builds = 0
 
@@ -100,12 +104,18 @@ class RouterIndexHolder:
     def current(self) -> RouterIndex | None:
         return self._index
 
-    def get(self) -> tuple[RouterIndex, str]:
+    def get(self, generation: int = 0) -> tuple[RouterIndex, str]:
+        """The index for the active catalog; ``generation`` (bumped by ``reindex``) forces a rebuild."""
         catalog = get_active_catalog()  # one indexed query when nothing changed
         config = router_config()
         fingerprint = _config_fingerprint(config)
         index = self._index
-        if index is not None and self._fresh(index, catalog) and self._fingerprint == fingerprint:
+        if (
+            index is not None
+            and self._fresh(index, catalog)
+            and self._fingerprint == fingerprint
+            and self._generation == generation
+        ):
             return index, fingerprint
         if index is not None and not self._build_lock.acquire(blocking=False):
             # Another thread is building the new index: keep serving the old one.
@@ -114,9 +124,14 @@ class RouterIndexHolder:
             self._build_lock.acquire()
         try:
             index = self._index
-            if index is None or not self._fresh(index, catalog) or self._fingerprint != fingerprint:
+            if (
+                index is None
+                or not self._fresh(index, catalog)
+                or self._fingerprint != fingerprint
+                or self._generation != generation
+            ):
                 index = self._build(catalog, config)
-                self._index, self._fingerprint = index, fingerprint
+                self._index, self._fingerprint, self._generation = index, fingerprint, generation
             return index, self._fingerprint
         finally:
             self._build_lock.release()
@@ -140,13 +155,15 @@ class RouterIndexHolder:
         )
         return index
 
-    def rebuild(self) -> RouterIndex:
+    def rebuild(self, generation: int | None = None) -> RouterIndex:
         """Build now from the active catalog (manage.py reindex)."""
         catalog = get_active_catalog()
         config = router_config()
         with self._build_lock:
             index = self._build(catalog, config)
             self._index, self._fingerprint = index, _config_fingerprint(config)
+            if generation is not None:
+                self._generation = generation
         return index
 
     def clear(self) -> None:
@@ -182,9 +199,10 @@ def route_context(
     """
     started = time.perf_counter()
     ctx = SemanticContext.coerce(semantic_context)
-    index, fingerprint = index_holder.get()
+    shared = cache.get_many([FEEDBACK_VERSION_KEY, ROUTER_GENERATION_KEY])  # one round trip
+    index, fingerprint = index_holder.get(generation=int(shared.get(ROUTER_GENERATION_KEY) or 0))
     tenant_id = getattr(tenant, "pk", tenant)
-    fb_version = feedback_version()
+    fb_version = int(shared.get(FEEDBACK_VERSION_KEY) or 0)
     key = _cache_key(
         f"{fingerprint}:{index.content_digest}",
         index.version,
@@ -232,7 +250,13 @@ def route_context(
 
 
 def reindex() -> RouterIndex:
-    return index_holder.rebuild()
+    """Rebuild this process's index now, and make every other process rebuild on its next question."""
+    try:
+        generation = cache.incr(ROUTER_GENERATION_KEY)
+    except ValueError:
+        generation = 1
+        cache.set(ROUTER_GENERATION_KEY, generation, timeout=None)
+    return index_holder.rebuild(generation=generation)
 
 
 __all__: Sequence[str] = ["RouteResult", "SemanticContext", "index_holder", "reindex", "route_context"]

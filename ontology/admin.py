@@ -1,10 +1,12 @@
 from django import forms
 from django.contrib import admin, messages
 from django.db import transaction
+from django.forms.models import BaseInlineFormSet
 from django.utils import timezone
 
 from common.exceptions import ApplicationError
 from ontology.models import (
+    TIER_ORDER,
     Chunk,
     ChunkEvent,
     MetadataSchema,
@@ -43,8 +45,27 @@ class SkillAdmin(admin.ModelAdmin):
     readonly_fields = ["updated_at"]
 
 
+class ProfileSkillFormSet(BaseInlineFormSet):
+    """The tier rule of PUT /profile (profile_set_skills) holds in the admin too."""
+
+    def clean(self):
+        super().clean()
+        tier = self.instance.tier
+        too_high = sorted(
+            form.cleaned_data["skill"].slug
+            for form in self.forms
+            if form.cleaned_data
+            and not form.cleaned_data.get("DELETE")
+            and form.cleaned_data.get("skill") is not None
+            and TIER_ORDER.index(form.cleaned_data["skill"].min_tier) > TIER_ORDER.index(tier)
+        )
+        if too_high:
+            raise forms.ValidationError(f"Skill(s) {', '.join(too_high)} need a higher tier than '{tier}'.")
+
+
 class ProfileSkillInline(admin.TabularInline):
     model = ProfileSkill
+    formset = ProfileSkillFormSet
     extra = 0
     fields = ["skill", "source", "activated_at"]
     readonly_fields = ["activated_at"]

@@ -102,6 +102,8 @@ class SkillListApi(APIView):
         version = serializers.CharField()
         critical = serializers.BooleanField()
         situational = serializers.BooleanField()
+        activation = serializers.JSONField()
+        deactivation = serializers.JSONField()
 
     @extend_schema(summary="Active skills", responses={200: OutputSerializer(many=True)})
     def get(self, request):

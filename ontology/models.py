@@ -99,6 +99,20 @@ class Skill(models.Model):
             for v in self.index_filters.values()
         ):
             errors["index_filters"] = "An object key → string or list of strings."
+        else:
+            # a real filter on a field chunks don't carry would silently retrieve nothing
+            from ontology.selectors import current_metadata_schema
+
+            fields = set(current_metadata_schema()[1].get("properties", {}))
+            unknown = sorted(
+                k
+                for k, v in self.index_filters.items()
+                if k not in fields and any(x != "*" for x in ([v] if isinstance(v, str) else v))
+            )
+            if unknown:
+                errors["index_filters"] = (
+                    f"Unknown chunk metadata field(s): {', '.join(unknown)} (only \"*\" may name another field)."
+                )
         for name in ("activation", "deactivation"):
             if not isinstance(getattr(self, name), dict):
                 errors[name] = "An object."

@@ -90,9 +90,13 @@ def indexed_corpus() -> Corpus:
     """The retrievable chunks as an in-memory BM25 corpus, cached per process.
 
     One cheap aggregate query per call; the corpus is rebuilt when the number of indexed
-    chunks or their latest change moves."""
-    agg = Chunk.objects.filter(state=ChunkState.INDEXED).aggregate(n=Count("id"), last=Max("updated_at"))
-    key = (agg["n"], agg["last"])
+    chunks, their latest change or the latest change to their classes moves (a class made
+    critical in the admin must drop its unvalidated chunks at once, not at the next chunk
+    edit)."""
+    agg = Chunk.objects.filter(state=ChunkState.INDEXED).aggregate(
+        n=Count("id"), last=Max("updated_at"), classes=Max("ontology_class__updated_at")
+    )
+    key = (agg["n"], agg["last"], agg["classes"])
     with _corpus_lock:
         if _corpus_cache["key"] == key and _corpus_cache["corpus"] is not None:
             return _corpus_cache["corpus"]  # type: ignore[return-value]

@@ -224,6 +224,9 @@ KNOWLEDGE_FULL_COVERAGE = 0.35
 # A question word the catalog never saw weighs 1.5x the rarest known term in
 # that share: asking about something unknown is the out-of-domain evidence.
 KNOWLEDGE_UNKNOWN_TERM_WEIGHT = 1.5
+# A full body also needs half the part's best fused score: the full shape is for
+# the few best, the rest is listed (keeps pt/en/es deliveries alike).
+KNOWLEDGE_FULL_RELATIVE_FUSED = 0.5
 # Fetch feedback: half-life of the signal, weight needed to promote to full,
 # and how close (term Jaccard) a new question must be to a recorded one.
 KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS = env.float("KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", default=14.0)

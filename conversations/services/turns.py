@@ -276,8 +276,11 @@ def _ontology_for_turn(*, session: Session, text: str) -> dict | None:
         return None
     from ontology.selectors import profile_get
     from ontology.services import ontology_route
+    from ontology.services.routing import MAX_MESSAGE_CHARS
 
     profile = profile_get(tenant=session.tenant, user=session.user) if session.user_id else None
+    # a turn may be longer than a route reads: route on its opening, not fail a valid turn
+    text = text[:MAX_MESSAGE_CHARS]
     return ontology_route(tenant=session.tenant, message=text, profile=profile, origin="turn").as_dict()
 
 

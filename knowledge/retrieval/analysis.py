@@ -107,19 +107,21 @@ _TOKEN_CACHE: dict[str, tuple[str, ...]] = {}
 _TOKEN_CACHE_MAX = 500_000
 
 
+def _analyze_token_cached(raw: str) -> tuple[str, ...]:
+    terms = _analyze_token(raw)
+    if len(_TOKEN_CACHE) < _TOKEN_CACHE_MAX:
+        _TOKEN_CACHE[raw] = terms
+    return terms
+
+
 def analyze(text: str) -> list[str]:
     """Terms of a text, in order, duplicates kept (term frequency matters)."""
-    out: list[str] = []
-    cache = _TOKEN_CACHE
-    for raw in _TOKEN_RE.findall(text or ""):
-        terms = cache.get(raw)
-        if terms is None:
-            terms = _analyze_token(raw)
-            if len(cache) < _TOKEN_CACHE_MAX:
-                cache[raw] = terms
-        if terms:
-            out += terms
-    return out
+    get = _TOKEN_CACHE.get
+    return [
+        term
+        for raw in _TOKEN_RE.findall(text or "")
+        for term in (get(raw) or (() if raw in _TOKEN_CACHE else _analyze_token_cached(raw)))
+    ]
 
 
 def analyze_identifier(identifier: str) -> list[str]:

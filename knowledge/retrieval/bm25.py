@@ -42,6 +42,9 @@ def _as_weighted(query_tokens: Iterable[str] | Mapping[str, float]) -> dict[str,
     return weights
 
 
+_CHUNK = 1 << 20
+
+
 def _np(values: array, dtype) -> np.ndarray:
     """A typed array as numpy without a copy."""
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
@@ -181,12 +184,14 @@ class SparseBM25Index:
             norm = k1 * (1 - b + b * lengths / avgdl)
         else:
             norm = np.full(n_docs, k1)
-        # data = idf · tf(k1+1) / (tf + norm), computed in place.
-        data = tf * (k1 + 1)
-        tf += norm[indices]
-        data /= tf
-        del tf
-        data *= np.repeat(idf, doc_freq)
+        # data = idf · tf(k1+1) / (tf + norm), in place and in chunks: full-size
+        # temporaries would double the build's peak memory on big catalogs.
+        data = tf
+        for start in range(0, data.size, _CHUNK):
+            end = min(start + _CHUNK, data.size)
+            chunk = data[start:end]
+            term_of = np.searchsorted(indptr, np.arange(start, end), side="right") - 1
+            chunk *= idf[term_of] * (k1 + 1) / (chunk + norm[indices[start:end]])
         term_max = np.zeros(n_terms)
         nonempty = doc_freq > 0
         if len(data):

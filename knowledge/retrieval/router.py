@@ -30,6 +30,7 @@ from __future__ import annotations
 import hashlib
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Protocol
@@ -104,6 +105,8 @@ class RouterConfig:
     full_coverage: float = 0.35
     # An entry must also score at least this share of the part's best BM25.
     full_relative_score: float = 0.35
+    # A full body also needs this share of the part's best fused score.
+    full_relative_fused: float = 0.5
     bm25_top_k: int = 40
     typo_weight: float = 0.7
     # A question term the catalog has never seen weighs this many times the
@@ -323,8 +326,8 @@ class RouterIndex:
             freqs: dict[str, float] = {}
             for name, terms in fields:
                 w = fw.get(name, 1.0)
-                for t in terms:
-                    freqs[t] = freqs.get(t, 0.0) + w
+                for t, count in Counter(terms).items():  # counting in C: the body dominates
+                    freqs[t] = freqs.get(t, 0.0) + w * count
             for name in (e.package_id, *e.aliases):
                 key = normalize_id_key(name)
                 if key:
@@ -657,6 +660,23 @@ class RouterIndex:
         }
         return result
 
+    def _full_queue(self, outcome: _PartOutcome) -> list[int]:
+        """A part's candidates for a full body, in order: fetched-after-listed first, then fused score.
+
+        Besides passing the relevance threshold, a candidate must fuse to at
+        least ``full_relative_fused`` of the part's best: the full shape is for
+        the few best matches, and a body that merely shares common words with
+        the question (more likely in the catalog's own language) is listed.
+        """
+        promoted = {i for i, notes in outcome.why.items() if any(n["signal"] == "feedback" for n in notes)}
+        candidates = [i for i in outcome.eligible if self.entries[i].kind != KIND_PROCEDURE]
+        if not candidates:
+            return []
+        best = max(outcome.fused.get(i, 0.0) for i in candidates)
+        gate = self.config.full_relative_fused * best
+        kept = [i for i in candidates if i in promoted or outcome.fused.get(i, 0.0) >= gate]
+        return sorted(kept, key=lambda i: (i not in promoted, -outcome.fused.get(i, 0.0), i))
+
     def _shape(self, outcomes: list[_PartOutcome], *, budget_tokens: int | None, max_full: int | None) -> RouteResult:
         cfg = self.config
         n_parts = max(len(outcomes), 1)
@@ -702,13 +722,7 @@ class RouterIndex:
                 used += self.body_tokens(i)
 
         # Round-robin over parts so that every part's best arrives in full.
-        queues = [
-            sorted(
-                (i for i in o.eligible if self.entries[i].kind != KIND_PROCEDURE),
-                key=lambda i, o=o: (-("feedback" in {n["signal"] for n in o.why.get(i, [])}), -o.fused.get(i, 0.0), i),
-            )
-            for o in outcomes
-        ]
+        queues = [self._full_queue(o) for o in outcomes]
         taken = [0] * len(outcomes)
         progress = True
         while progress:

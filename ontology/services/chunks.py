@@ -161,6 +161,39 @@ def _parse_record(record: Any) -> tuple[str, str, dict]:
     return chunk_id, text.strip(), metadata
 
 
+# filled in by ingestion when a record leaves them out (the classifier's proposal, the schema version)
+DERIVED_FIELDS = frozenset({"classe_ontologica", "subclasse", "versao_schema"})
+
+
+def _same_metadata(stored: dict, incoming: dict) -> bool:
+    """The record says what the stored chunk already holds: same values for every field it
+    names, and no stored field it leaves out (a dropped optional field is a change)."""
+    if any(stored.get(k) != v for k, v in incoming.items()):
+        return False
+    return not (set(stored) - set(incoming) - DERIVED_FIELDS)
+
+
+def _ingest_unchanged(chunk: Chunk, *, acting_user, validator, index: bool) -> IngestResult:
+    """Same content: nothing is rewritten, but a chunk waiting at `tagged` moves on when this
+    run may index it (re-running with --validator indexes the critical chunks a first run
+    without one left for curators; a run without --no-index indexes what one with it left)."""
+    # a chunk marked for re-indexing (or that failed it) waits for reindex_chunks, not for us
+    ready = not chunk.needs_reindex and not chunk.last_error
+    if index and ready and chunk.state == S.TAGGED and chunk.ontology_class is not None:
+        if not chunk.ontology_class.critical:
+            _transition(chunk, S.VALIDATED, actor=acting_user, note="non-critical class: schema validation")
+            chunk.validated_at = timezone.now()
+        elif _can_validate_critical(validator):
+            _transition(chunk, S.VALIDATED, actor=validator, note="critical class validated by curator")
+            chunk.validated_by, chunk.validated_at = validator, timezone.now()
+        if chunk.state == S.VALIDATED:
+            _transition(chunk, S.INDEXED, actor=acting_user, note="indexed")
+            chunk.indexed_at = timezone.now()
+            _save(chunk)
+    awaiting = index and chunk.state == S.TAGGED and chunk.is_critical
+    return IngestResult(chunk.chunk_id, "unchanged", chunk.state, awaiting)
+
+
 @transaction.atomic
 def chunk_ingest(*, acting_user, record: dict, validator=None, index: bool = True) -> IngestResult:
     """One record through the pipeline, atomically. Non-critical classes are validated by
@@ -170,8 +203,8 @@ def chunk_ingest(*, acting_user, record: dict, validator=None, index: bool = Tru
     chunk = Chunk.objects.select_for_update().filter(chunk_id=chunk_id).first()
     action = "created"
     if chunk is not None:
-        if chunk.text == text and all(chunk.metadata.get(k) == v for k, v in metadata.items()):
-            return IngestResult(chunk_id, "unchanged", chunk.state, chunk.state == S.TAGGED)
+        if chunk.text == text and _same_metadata(chunk.metadata, metadata):
+            return _ingest_unchanged(chunk, acting_user=acting_user, validator=validator, index=index)
         action = "updated"
         ChunkEvent.objects.create(
             chunk=chunk,

@@ -96,3 +96,59 @@ def test_admin_edit_with_a_bad_metadata_field_shows_the_field_and_saves_nothing(
     assert "escala" in response.content.decode()
     chunk.refresh_from_db()
     assert chunk.metadata["escala"] == "talhao"
+
+
+def _profile_post(tenant, skill, tier):
+    from ontology.models import Skill
+
+    return {
+        "tenant": str(tenant.pk),
+        "external_user_id": "prod-admin",
+        "user": "",
+        "tier": tier,
+        "profile_skills-TOTAL_FORMS": "1",
+        "profile_skills-INITIAL_FORMS": "0",
+        "profile_skills-0-skill": str(Skill.objects.get(slug=skill).pk),
+        "profile_skills-0-source": "manual",
+    }
+
+
+def test_admin_profile_skills_follow_the_tier_rule_of_the_api(curator, tenant):
+    from ontology.models import Profile
+
+    client = _client(curator)
+    # sistema_consolidado needs tier "arvore": as in PUT /profile, a "semente" profile may not hold it
+    response = client.post("/admin/ontology/profile/add/", _profile_post(tenant, "sistema_consolidado", "semente"))
+    assert response.status_code == 200
+    assert "sistema_consolidado need a higher tier than" in response.content.decode()
+    assert not Profile.objects.filter(external_user_id="prod-admin").exists()
+
+    response = client.post("/admin/ontology/profile/add/", _profile_post(tenant, "sistema_consolidado", "arvore"))
+    assert response.status_code == 302, response.content.decode()[:2000]
+    profile = Profile.objects.get(external_user_id="prod-admin")
+    assert [s.slug for s in profile.skills.all()] == ["sistema_consolidado"]
+
+
+def test_a_class_edited_in_the_admin_takes_effect_on_the_next_route(curator, sample_chunks):
+    from ontology.models import OntologyClass
+    from ontology.selectors import indexed_corpus
+
+    cls = OntologyClass.objects.get(slug="pratica")
+    practices = {r["chunk_id"] for r in sample_chunks if r["classe_ontologica"] == "pratica"}
+    assert practices <= {r.chunk_id for r in indexed_corpus().records}
+    response = _client(curator).post(
+        f"/admin/ontology/ontologyclass/{cls.pk}/change/",
+        {
+            "slug": cls.slug,
+            "group": cls.group,
+            "label": cls.label,
+            "description": cls.description,
+            "subclasses": json.dumps(cls.subclasses),
+            "critical": "on",
+            "position": cls.position,
+        },
+    )
+    assert response.status_code == 302, response.content.decode()[:2000]
+    assert OntologyClass.objects.get(pk=cls.pk).critical
+    # its chunks were indexed without a validator holding the permission: out of the index now
+    assert not practices & {r.chunk_id for r in indexed_corpus().records}

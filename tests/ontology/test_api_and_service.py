@@ -182,3 +182,25 @@ def test_skill_list_api(api_client):
     assert {"bioma_cerrado", "graos_soja_milho", "transicao_em_curso", "produtor_rural", "erosao_avancada"} <= set(ids)
     cerrado = next(s for s in body["results"] if s["id"] == "bioma_cerrado")
     assert cerrado["ontology_class"] == "agroecossistema" and cerrado["rag_bias"]["graphrag"] == 0.45
+
+
+def test_skill_list_api_carries_every_field_of_the_seeds_skill(api_client):
+    body = api_client.get("/api/v1/ontology/skills", {"page_size": 100}).json()
+    skills = {s["id"]: s for s in body["results"]}
+    assert skills["bioma_cerrado"] == {
+        "id": "bioma_cerrado",
+        "category": "contexto_territorial",
+        "ontology_class": "agroecossistema",
+        "rag_bias": {"graphrag": 0.45, "casos_semelhantes": 0.30, "hibrida": 0.15, "raptor": 0.10},
+        "index_filters": {"bioma": "cerrado", "agroecorregiao": "*"},
+        "min_tier": "semente",
+        "inference_agent": "diagnostico_territorial",
+        "version": "2026.05.01",
+        "critical": False,
+        "situational": False,
+        "activation": {},
+        "deactivation": {},
+    }
+    situational = skills["compactacao_persistente"]
+    assert situational["situational"] and situational["activation"]["sintomas"]
+    assert situational["deactivation"]

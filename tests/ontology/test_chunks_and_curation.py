@@ -250,6 +250,7 @@ def test_ingest_command_shows_a_progress_bar(tmp_path, sample_rows, capsys):
         ({"rag_bias": {"vetorial": 0.5}}, "rag_bias"),
         ({"rag_bias": {"hibrida": 1.5}}, "rag_bias"),
         ({"index_filters": {"bioma": 3}}, "index_filters"),
+        ({"index_filters": {"biome": "cerrado"}}, "index_filters"),
         ({"situational": True, "activation": {}}, "activation"),
     ],
 )
@@ -262,3 +263,53 @@ def test_skill_validation_names_the_bad_field(change, field):
     with pytest.raises(ValidationError) as exc:
         skill.full_clean()
     assert field in exc.value.message_dict
+
+
+def test_a_skill_may_name_a_field_outside_the_schema_only_with_the_wildcard():
+    skill = Skill.objects.get(slug="bioma_cerrado")
+    assert skill.index_filters["agroecorregiao"] == "*"  # the seed's own example
+    skill.full_clean()
+    skill.index_filters = {**skill.index_filters, "agroecorregiao": ["*"], "cultura": ["soja"]}
+    skill.full_clean()
+
+
+def test_ingest_command_a_line_that_is_not_utf8_is_one_bad_line(tmp_path, sample_rows, capsys):
+    good = _row(sample_rows, "sin_compactacao")
+    # a U+2028 inside a JSON string is valid JSON and must not split the record
+    other = {**_row(sample_rows, "pra_rotacao"), "fonte": "GAAS\u2028relato"}
+    path = tmp_path / "chunks.jsonl"
+    path.write_bytes(
+        b"\xef\xbb\xbf"
+        + json.dumps(good).encode()
+        + b'\n{"chunk_id": "x", "texto": "\xff\xfe"}\n'
+        + json.dumps(other, ensure_ascii=False).encode()
+        + b"\n"
+    )
+    with pytest.raises(CommandError, match="1 line"):
+        call_command("ingest_chunks", str(path), "--no-progress")
+    out, err = capsys.readouterr()
+    assert "line 2: not UTF-8" in err
+    assert "ingested 2 created" in out
+    assert Chunk.objects.get(chunk_id="pra_rotacao").metadata["fonte"] == "GAAS\u2028relato"
+
+
+def test_the_16_classes_sit_in_the_seeds_four_groups():
+    groups = {}
+    for cls in OntologyClass.objects.all():
+        groups.setdefault(cls.group, set()).add(cls.slug)
+    assert groups == {
+        "contexto_perfil": {"agroecossistema", "sistema_produtivo", "estagio_transicao", "perfil_produtor"},
+        "processo_estrutura": {"sintoma", "processo", "estrutura"},
+        "raciocinio_diagnostico": {
+            "causa_provavel",
+            "intervencao",
+            "pratica",
+            "indicador",
+            "dosagem",
+            "contraindicacao",
+        },
+        "conhecimento_evidencia": {"conceito", "caso", "evidencia"},
+    }
+    # skills come from the context/profile and process/structure groups only (the seed's mapping)
+    skill_groups = set(Skill.objects.values_list("ontology_class__group", flat=True))
+    assert skill_groups <= {"contexto_perfil", "processo_estrutura"}

@@ -231,3 +231,19 @@ def test_candidates_from_postings_equal_the_matches_predicate(corpus):
     ):
         expected = [i for i, r in enumerate(corpus.records) if matches(r, filters)]
         assert corpus.candidates(filters).tolist() == expected
+
+
+def test_filters_select_the_candidates_before_ranking_not_after(corpus):
+    # the three best chunks overall for this query are no processes: filtering the top k
+    # afterwards would return nothing; filtering first ranks the processes among themselves
+    terms = analyze("baixa nodulação soja")
+    filters = {"classe_ontologica": ["processo"]}
+    assert not [h for h in corpus.search(terms, {}, 3) if matches(h.record, filters)]
+    hits = corpus.search(terms, filters, 3)
+    assert len(hits) == 3 and all(matches(h.record, filters) for h in hits)
+    # the same order as scoring every candidate by hand (IDF of the whole corpus)
+    cands = corpus.candidates(filters)
+    full = corpus.index.scores(terms, candidates=cands)
+    by_hand = sorted(zip(cands.tolist(), full.tolist()), key=lambda ps: (-ps[1], ps[0]))[:3]
+    assert [h.record.chunk_id for h in hits] == [corpus.records[p].chunk_id for p, _ in by_hand]
+    assert [round(h.score, 6) for h in hits] == [round(s, 6) for _, s in by_hand]

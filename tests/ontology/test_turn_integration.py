@@ -97,3 +97,34 @@ def test_irreversible_risk_answers_carry_the_caveat(api_client, session, profile
     assert data["status"] == "answered"
     assert data["reply"].startswith("Depende da análise de solo.")
     assert "Posso encaminhar sua pergunta a um especialista." in data["reply"]
+
+
+def test_every_ontology_turn_records_its_route_on_the_reply_and_as_a_route_row(
+    api_client, session, profile, sample_chunks, scripted_llm
+):
+    from conversations.models import Message
+
+    scripted_llm.reply_json({"s": 0, "message": "Vamos olhar a inoculação primeiro."})
+    data = send(api_client, session, SEED_MESSAGE).json()
+    send(api_client, session, "minhas plantas estão estranhas")  # an interrupted turn records its route too
+    rows = list(OntologyRoute.objects.filter(origin="turn").order_by("id"))
+    assert [r.pattern for r in rows] == ["diagnosis", "diagnosis"]
+    first = rows[0]
+    assert first.tenant_id == session.tenant_id
+    assert first.distribution == data["ontology"]["distribution"] and first.strategy == "multi_hop_guiado"
+    assert first.filters == data["ontology"]["filters"]
+    assert rows[1].interruptions == ["clarifying_question"]
+    stored = [m.response["ontology"]["route_id"] for m in Message.objects.filter(session=session, role="assistant")]
+    assert sorted(stored) == [r.pk for r in rows]
+
+
+def test_a_long_message_to_an_ontology_agent_is_routed_on_its_opening(
+    api_client, session, profile, sample_chunks, scripted_llm
+):
+    # the turn takes up to 8000 characters; the ontology route reads the first 4000
+    scripted_llm.reply_json({"s": 0, "message": "Vamos olhar a inoculação primeiro."})
+    message = SEED_MESSAGE + ". " + "Detalhes da lavoura e do manejo. " * 200
+    assert 4000 < len(message) <= 8000
+    response = send(api_client, session, message)
+    assert response.status_code == 201, response.json()
+    assert response.json()["ontology"]["pattern"] == "diagnosis"

@@ -4,7 +4,7 @@ from knowledge.router import reindex
 
 
 class Command(BaseCommand):
-    help = "Rebuild this process's knowledge router index from the active catalog now."
+    help = "Rebuild the knowledge router index now; running processes rebuild theirs on their next question."
 
     def handle(self, *args, **options):
         index = reindex()

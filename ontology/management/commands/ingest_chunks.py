@@ -39,12 +39,20 @@ class Command(BaseCommand):
                 raise CommandError(f"Unknown validator user: {validator}")
             if not curator.has_perm("ontology.validate_critical_chunk"):
                 raise CommandError(f"User {validator} lacks ontology.validate_critical_chunk")
-        lines = file.read_text(encoding="utf-8").splitlines()
+        # bytes, split on \n / \r only: a line that is not UTF-8 is one bad line (not a crash of
+        # the whole run), and a U+2028 inside a JSON string does not split a record in two
+        lines = file.read_bytes().splitlines()
         summary = {"created": 0, "updated": 0, "unchanged": 0, "indexed": 0, "awaiting_curator": 0, "failed": 0}
         errors: list[str] = []
         bar = tqdm(lines, desc="chunks", unit="line", disable=no_progress, file=self.stderr._out)
         for number, line in enumerate(bar, start=1):
             if not line.strip():
+                continue
+            try:
+                line = line.decode("utf-8-sig" if number == 1 else "utf-8")
+            except UnicodeDecodeError as exc:
+                summary["failed"] += 1
+                errors.append(f"line {number}: not UTF-8 (byte {exc.start + 1})")
                 continue
             try:
                 record = json.loads(line)

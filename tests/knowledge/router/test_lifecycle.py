@@ -130,3 +130,22 @@ def test_a_warm_route_costs_one_query(catalog, django_assert_num_queries):
         route_context(message="Qual o prazo do Sanger?")
     with django_assert_num_queries(1):
         route_context(message="Como envio a amostra de solo?", use_cache=False)
+
+
+def test_reindex_makes_every_process_rebuild_on_its_next_question(catalog):
+    from knowledge.router import reindex
+
+    other_process = RouterIndexHolder()  # another process's holder: it only sees the shared cache
+    route_context(message="prazo")
+    from django.core.cache import cache
+
+    from knowledge.router import ROUTER_GENERATION_KEY
+
+    generation = int(cache.get(ROUTER_GENERATION_KEY) or 0)
+    first, _ = other_process.get(generation=generation)
+    assert other_process.get(generation=generation)[0] is first
+    rebuilt_here = reindex()
+    assert index_holder.current is rebuilt_here
+    new_generation = int(cache.get(ROUTER_GENERATION_KEY))
+    assert new_generation == generation + 1
+    assert other_process.get(generation=new_generation)[0] is not first
