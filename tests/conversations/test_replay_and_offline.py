@@ -94,3 +94,30 @@ def test_default_provider_follows_the_global_settings(settings, llm_server):
     settings.LLM_BASE_URL = llm_server.url
     llm_server.reply("olá")
     assert default_provider().complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"temperature": "0.2"},
+        {"temperature": 3},
+        {"top_p": 0},
+        {"max_tokens": "500"},
+        {"max_tokens": 0},
+        {"seed": 1.5},
+        {"seed": True},
+    ],
+)
+def test_agent_request_options_of_the_wrong_type_do_not_validate(agents, options):
+    agent = agents["comercial"]
+    agent.settings = options
+    with pytest.raises(ValidationError) as exc:
+        agent.full_clean()
+    assert list(exc.value.message_dict) == ["settings"]
+    assert next(iter(options)) in exc.value.message_dict["settings"][0]
+
+
+def test_agent_request_options_in_range_validate(agents):
+    agent = agents["comercial"]
+    agent.settings = {"temperature": 0, "top_p": 0.9, "max_tokens": 512, "seed": 7}
+    agent.full_clean()
