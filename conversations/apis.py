@@ -62,7 +62,11 @@ class SessionCreateApi(APIView):
     @extend_schema(
         summary="Start a session with an agent (the default agent when none is named)",
         request=InputSerializer,
-        responses={201: SessionOutputSerializer, 400: OpenApiResponse(description="AGENT_NOT_FOUND")},
+        responses={
+            201: SessionOutputSerializer,
+            400: OpenApiResponse(description="AGENT_NOT_FOUND, VALIDATION_ERROR"),
+            409: OpenApiResponse(description="NO_DEFAULT_AGENT"),
+        },
     )
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
@@ -170,7 +174,10 @@ class SessionMessagesApi(APIView):
         responses={
             201: TurnOutputSerializer,
             404: OpenApiResponse(description="SESSION_NOT_FOUND"),
-            400: OpenApiResponse(description="INVALID_CONTEXT, CONTEXT_TIMESTAMP_IN_FUTURE"),
+            400: OpenApiResponse(
+                description="VALIDATION_ERROR, MALFORMED_REQUEST, INVALID_IDEMPOTENCY_KEY, INVALID_CONTEXT, "
+                "CONTEXT_TIMESTAMP_IN_FUTURE"
+            ),
             403: OpenApiResponse(description="CONTEXT_FORBIDDEN"),
             409: OpenApiResponse(
                 description="SESSION_NOT_OPEN, IDEMPOTENT_REQUEST_IN_PROGRESS, STALE_CONTEXT_AGE, "
