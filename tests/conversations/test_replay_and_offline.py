@@ -140,7 +140,11 @@ SEED_CASES = {
         ("handoff", "budget_exceeded", ["PRICING_RULES", "GENOME_SIZES", "DELIVERY_TIMELINES"], 3),
     ),
     "repeated-id-counted-not-duplicated": (
-        [{"s": 99, "context_needed": "PRICING_RULES"}, {"s": 99, "context_needed": "precos"}, {"s": 0, "message": "ok"}],
+        [
+            {"s": 99, "context_needed": "PRICING_RULES"},
+            {"s": 99, "context_needed": "precos"},
+            {"s": 0, "message": "ok"},
+        ],
         ("answered", None, ["PRICING_RULES"], 2),
     ),
     "agent-asks-for-a-person": ([{"s": 90, "reason": "negociação"}], ("handoff", "agent_request", [], 0)),
