@@ -19,8 +19,7 @@ def handler500(request):
     return server_error(request)
 
 
-# API clients send tokens, not CSRF cookies: a POST to a mistyped path is a JSON 404, not an HTML 403.
-@csrf_exempt
+@csrf_exempt  # changes nothing; without it a token client's DELETE/POST got Django's HTML CSRF 403
 def api_not_found(request, *args, **kwargs):
     """Unknown /api/ paths answer JSON even with DEBUG on."""
     return JsonResponse(error_body("NOT_FOUND", "No API endpoint at this path."), status=404)

@@ -8,6 +8,7 @@ model must cite it.
 
 from __future__ import annotations
 
+import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
@@ -20,6 +21,15 @@ from explanations.numbers import CODE, CURRENCY, NUMBER, PERCENT, PERIOD, Citabl
 MAX_BREAKDOWN_ITEMS = 20
 UNIT_KINDS = (CURRENCY, PERCENT, NUMBER)
 _PERCENT_SUFFIXES = ("_pct", "pct", "_percent", "_percentual", "_fraction")
+
+
+def _name_key(name: str) -> str:
+    """How PII keys are compared with dimension and total names: case,
+    accents and surrounding spaces ignored. A client listing "Matrícula"
+    for a dimension sent as "matricula" means the same people, and a
+    mismatch would leak their values into the prompt."""
+    decomposed = unicodedata.normalize("NFKD", str(name).strip().casefold())
+    return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
 def _decimal(value) -> Decimal:
@@ -58,7 +68,7 @@ class ResultFacts:
             rule_specifics=result.rule_specifics or "",
             rule_numbers=tuple(result.rule_numbers or ()),
             units=dict(result.units or {}),
-            pii_keys=frozenset(result.pii_keys or ()),
+            pii_keys=frozenset(_name_key(k) for k in result.pii_keys or ()),
         )
 
     def unit(self, name: str) -> str:
@@ -68,13 +78,16 @@ class ResultFacts:
             return self.units[name]
         return PERCENT if name.lower().endswith(_PERCENT_SUFFIXES) else CURRENCY
 
+    def is_pii(self, name: str) -> bool:
+        return _name_key(name) in {_name_key(k) for k in self.pii_keys}
+
     def public_totals(self) -> dict[str, Decimal]:
-        return {k: v for k, v in self.totals.items() if k not in self.pii_keys}
+        return {k: v for k, v in self.totals.items() if not self.is_pii(k)}
 
     def public_breakdowns(self) -> dict[str, list[tuple[str, Decimal]]]:
         shown = {}
         for dim, items in self.breakdowns.items():
-            if dim in self.pii_keys:
+            if self.is_pii(dim):
                 continue
             ranked = sorted(items.items(), key=lambda kv: (-abs(kv[1]), kv[0]))
             shown[dim] = ranked[:MAX_BREAKDOWN_ITEMS]
@@ -123,7 +136,9 @@ def citable_numbers(facts: ResultFacts) -> list[CitableNumber]:
         kind = facts.units.get(dim, CURRENCY)
         for key, value in items:
             found.append(CitableNumber(value, kind, format_value(value, kind), f"{dim}.{key}"))
-            if key.isdigit():  # a store code "0423" is cited as 0423 or 423
+            # A store code "0423" is cited as 0423 or 423. isdecimal, not
+            # isdigit: "²" is a digit that int() refuses (the step would crash).
+            if key.isdecimal():
                 found.append(CitableNumber(Decimal(int(key)), CODE, key, f"{dim} (código)"))
     if facts.budget is not None:
         kind = facts.units.get("budget", CURRENCY)

@@ -154,7 +154,7 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
             return [
                 (None, {"fields": identity}),
                 ("Routing", {"fields": routing}),
-                ("Body (Markdown; link other packages as [[PACKAGE_ID]])", {"fields": ["body"]}),
+                ("Body (Markdown; link other packages as [[PACKAGE_ID]])", {"fields": ["body", "body_preview"]}),
                 ("Revision", {"fields": ["revision_note"]}),
             ]
         fieldsets = [
@@ -169,12 +169,13 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         if obj is None:
-            return []
+            return ["body_preview"]
         return ["package_id", "body_preview", *self.state_fields]
 
     @admin.display(description="Preview")
     def body_preview(self, obj):
-        if obj is None or not obj.pk:
+        # `obj` is the form's instance: after "Preview", it holds the posted, unsaved body.
+        if obj is None or not (obj.body or "").strip():
             return "—"
         unresolved = package_wikilinks_unresolved(body=obj.body)
         missing = {target for target, _ in unresolved}

@@ -9,6 +9,8 @@ from django.core.exceptions import ValidationError
 from knowledge.models import CONTENT_FIELDS, Package
 from knowledge.services import package_content_clean
 
+PREVIEW_BUTTON = "_preview"
+
 
 class StringListField(forms.CharField):
     """A list of short strings edited one per line (and, where they cannot contain one, comma-separated)."""
@@ -80,6 +82,11 @@ class PackageAdminForm(forms.ModelForm):
             self._add_service_errors(exc)
             return cleaned
         cleaned.update(content)
+        if PREVIEW_BUTTON in self.data:
+            # The admin redisplays an invalid form with the posted values, and its preview
+            # renders this form's instance: the curator sees the new body before publishing it.
+            self.add_error(None, "Preview only: nothing was saved. Save to publish these changes.")
+            return cleaned
         changed = self.original_content is not None and content != self.original_content
         if changed and not (cleaned.get("revision_note") or "").strip():
             self.add_error("revision_note", "Say what changed and why; the note is kept with the revision.")

@@ -120,9 +120,26 @@ def package_files_in(directory: Path) -> list[Path]:
     return sorted(p for p in directory.glob("*.md") if p.is_file() and not p.name.startswith("."))
 
 
+class _FrontMatterDumper(yaml.SafeDumper):
+    """Writes YAML that reads back to the same strings.
+
+    PyYAML folds a NEL (U+0085) inside a single-quoted scalar into spaces on load,
+    so text pasted with one would change on an export/import round trip; such
+    strings are written double-quoted, where the character is escaped.
+    """
+
+
+def _represent_str(dumper: yaml.SafeDumper, value: str):
+    style = '"' if any(ch in value for ch in "\x85\u2028\u2029") else None
+    return dumper.represent_scalar("tag:yaml.org,2002:str", value, style=style)
+
+
+_FrontMatterDumper.add_representer(str, _represent_str)
+
+
 def render_package_file(package_id: str, data: dict) -> str:
     meta = {"id": package_id}
     for field in ("title", "summary", "kind", "strict", "aliases", "keywords", "semantic_ids", "source"):
         meta[field] = data[field]
-    front = yaml.safe_dump(meta, allow_unicode=True, sort_keys=False, width=1000)
+    front = yaml.dump(meta, Dumper=_FrontMatterDumper, allow_unicode=True, sort_keys=False, width=1000)
     return f"---\n{front}---\n{data['body'].strip()}\n"

@@ -383,9 +383,22 @@ def packages_import(*, acting_user, directory: Path, dry_run: bool = False, note
     return summary
 
 
-def packages_export(*, directory: Path, include_inactive: bool = False) -> list[Path]:
-    """Write one file per package, in catalog order, that imports back identically."""
+def packages_export(*, directory: Path, include_inactive: bool = False, replace: bool = False) -> list[Path]:
+    """Write one file per package, in catalog order, that imports back identically.
+
+    Package files already in the folder would be imported along with the new ones
+    (a package twice under an old position's name, a removed one back), so the folder
+    must hold none; `replace` deletes them first.
+    """
     directory.mkdir(parents=True, exist_ok=True)
+    existing = package_files_in(directory)
+    if existing and not replace:
+        raise InvalidPackageOperationError(
+            f"{directory} already holds {len(existing)} package files; export into an empty folder or replace them.",
+            details={"directory": str(directory), "files": len(existing)},
+        )
+    for path in existing:
+        path.unlink()
     packages = Package.objects.all() if include_inactive else Package.objects.filter(is_active=True)
     written: list[Path] = []
     for index, package in enumerate(packages.order_by("position", "package_id"), start=1):

@@ -283,7 +283,14 @@ CELERY_BEAT_SCHEDULE["explanations-sweep-pending"] = {
 }
 # Redis redelivers an unacknowledged (acks_late) message after this many seconds, e.g.
 # when a worker died mid-task; it must exceed every task's time limit or a slow task runs twice.
-CELERY_BROKER_TRANSPORT_OPTIONS = {"visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600)}
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=600),
+    # Redis sockets have no timeout by default: a broker host that drops packets, or
+    # a hung Redis, would hold every POST /api/v1/results in its on-commit publish.
+    # With these the publish fails, the result stays pending and the sweep sends it.
+    "socket_connect_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+    "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
+}
 # Optional bearer token for /metrics (empty: open, for a scraper on a private network).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 

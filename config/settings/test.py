@@ -6,6 +6,8 @@ and Redis db (pytest-django creates test_<name> itself).
 
 import os
 
+from django.core.exceptions import ImproperlyConfigured
+
 os.environ.setdefault("SECRET_KEY", "test-only-secret-key-not-for-production")
 os.environ.setdefault("DATABASE_URL", "postgres://postgres@127.0.0.1:5432/contexto")
 
@@ -15,6 +17,11 @@ from .base import env  # noqa: E402
 DEBUG = False
 DATABASES = {"default": env.db("TEST_DATABASE_URL", default="postgres://postgres@127.0.0.1:5432/contexto")}
 TEST_REDIS_URL = env("TEST_REDIS_URL", default="redis://127.0.0.1:6379/1")
+# The suite runs against the real services only: a green run on SQLite or without Redis proves less.
+if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
+    raise ImproperlyConfigured("TEST_DATABASE_URL must name a PostgreSQL database (the tests never use SQLite).")
+if not TEST_REDIS_URL.startswith(("redis://", "rediss://")):
+    raise ImproperlyConfigured("TEST_REDIS_URL must name a Redis server, e.g. redis://127.0.0.1:6379/1.")
 REDIS_URL = TEST_REDIS_URL
 CACHES = {
     "default": {

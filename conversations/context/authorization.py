@@ -13,7 +13,6 @@ The default reads ``AccessibleEntity`` rows of the tenant.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any
@@ -23,8 +22,7 @@ from django.db.models import Q
 from django.utils.module_loading import import_string
 
 from .errors import ContextForbidden
-
-_ID_PARAM = re.compile(r"^(?P<type>[A-Za-z][A-Za-z0-9]*?)(?:Id|_id)$")
+from .redaction import ENTITY_PARAM as _ID_PARAM  # one rule: what is an entity is never masked
 
 
 @dataclass(frozen=True)

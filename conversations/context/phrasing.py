@@ -157,8 +157,11 @@ def rewrite(
                 ),
                 None,
             )
+            noun_phrase = V.POSITIONAL_NOUN_PHRASE.search(fold(message[:start]))
             if merged is not None:
                 start, case = merged.start, merged.deictic.case
+            elif noun_phrase is not None:
+                start, case = noun_phrase.start(), V.PLAIN
             else:
                 case = V.IN
         text = describe_target(language, view, target, case)

@@ -7,8 +7,8 @@ Two passes over the context, done once on the way in:
 - any other string has the *values* that look like personal data (CPF, CNPJ,
   e-mail, phone) replaced in place.
 
-Identifier members (``semanticId``, ``entityId``, ``capturedAt`` …) are not
-pattern-scanned: authorization, deltas and record-change detection compare
+Identifier members (``semanticId``, ``entityId``, ``capturedAt``, route
+params naming an entity …) are not masked: authorization, deltas and record-change detection compare
 them, and a long numeric id would otherwise be mistaken for a CPF. Apps must
 not use personal data as entity ids (docs/context-engine.md).
 """
@@ -86,6 +86,12 @@ IDENTIFIER_KEYS = frozenset(
     }
 )
 
+# Route params that name an entity (``id``, ``<type>Id``, ``<type>_id``): identifiers the
+# authorizer checks again when a delta is applied to the stored (masked) base, so a
+# masked one (an 11-digit id looks like a CPF) would turn a legitimate delta into a 403.
+ENTITY_PARAM = re.compile(r"^(?:id|(?P<type>[A-Za-z][A-Za-z0-9]*?)(?:Id|_id))$")
+ENTITY_PARAMS_PATH = "navigation.params"
+
 _SENSITIVE_VALUE = re.compile(
     "|".join(
         (
@@ -150,7 +156,7 @@ class Redactor:
             out = {}
             for key, item in value.items():
                 child = f"{path}.{key}" if path else key
-                if key in IDENTIFIER_KEYS:
+                if key in IDENTIFIER_KEYS or (path == ENTITY_PARAMS_PATH and ENTITY_PARAM.match(key)):
                     out[key] = item
                 elif self.is_sensitive_key(key) and item is not None:
                     out[key] = MASK

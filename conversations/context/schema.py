@@ -214,7 +214,8 @@ AGENT_CONTEXT_SCHEMA: dict[str, Any] = {
         },
         "capturedAt": _TIMESTAMP,
         "timestamp": _TIMESTAMP,
-        "contextVersion": {"type": "integer", "minimum": 0},
+        # The snapshot stores it in a 32-bit integer column; a larger one would be a 500.
+        "contextVersion": {"type": "integer", "minimum": 0, "maximum": 2147483647},
     },
     "$defs": {
         "semanticId": _SEMANTIC_ID,
@@ -285,7 +286,7 @@ def _describe(error) -> dict[str, str]:
         return {"field": field, "message": f"must be of type {expected}"}
     if validator == "pattern":
         return {"field": field, "message": "is not a valid semantic id (dotted segments)"}
-    if validator in ("maxLength", "minLength", "maxItems", "maxProperties", "minimum"):
+    if validator in ("maxLength", "minLength", "maxItems", "maxProperties", "minimum", "maximum"):
         return {"field": field, "message": f"violates {validator} {error.validator_value}"}
     return {"field": field or "(root)", "message": error.message[:200]}
 

@@ -148,6 +148,8 @@ class ContextTurn:
     prompt_context: str
     semantic_context: dict[str, Any]
     linked_packages: tuple[str, ...]
+    # the registry's links of the focus, its parents and the page, by semantic id
+    package_links: dict[str, tuple[str, ...]] = field(default_factory=dict)
 
     def response_fields(self) -> dict[str, Any]:
         resolution = self.resolution
@@ -176,13 +178,20 @@ def context_resolve(*, prepared: PreparedContext, text: str) -> ContextTurn:
     )
     sem = semantic_context(prepared.redacted, resolution, registry=registry)
     linked: list[str] = []
+    package_links: dict[str, tuple[str, ...]] = {}
     for sid in [sem["focus"], *sem["parent_ids"], sem["page"]]:
+        if sid and links.get(sid):
+            package_links[sid] = tuple(links[sid])
         for package_id in links.get(sid, ()) if sid else ():
             if package_id not in linked:
                 linked.append(package_id)
     prompt = build_prompt_context(prepared.redacted, resolution, registry=registry)
     return ContextTurn(
-        resolution=resolution, prompt_context=prompt, semantic_context=sem, linked_packages=tuple(linked)
+        resolution=resolution,
+        prompt_context=prompt,
+        semantic_context=sem,
+        linked_packages=tuple(linked),
+        package_links=package_links,
     )
 
 

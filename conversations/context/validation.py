@@ -38,6 +38,9 @@ class ValidatedContext:
 def context_size(context: Any) -> tuple[bytes, int]:
     try:
         encoded = canonical_json(context)
+    except UnicodeEncodeError as exc:  # a lone surrogate ("\\ud800" in the request JSON)
+        path = _text_path(context, _has_surrogate) or "(root)"
+        raise ContextValidationError([{"field": path, "message": "is not valid Unicode text"}]) from exc
     except (TypeError, ValueError) as exc:  # NaN, Infinity, non-JSON values
         raise ContextValidationError([{"field": "(root)", "message": "is not plain JSON"}]) from exc
     return encoded, len(encoded)
@@ -51,6 +54,47 @@ def check_size(context: Any, *, max_bytes: int = MAX_CONTEXT_BYTES) -> tuple[byt
             details={"size": size, "limit": max_bytes},
         )
     return encoded, size
+
+
+def _has_nul(text: str) -> bool:
+    return "\x00" in text
+
+
+def _has_surrogate(text: str) -> bool:
+    return any("\ud800" <= ch <= "\udfff" for ch in text)
+
+
+def _printable(path: str) -> str:
+    return "".join(f"\\u{ord(ch):04x}" if ch == "\x00" or "\ud800" <= ch <= "\udfff" else ch for ch in path)
+
+
+def _text_path(value: Any, bad, path: str = "") -> str | None:
+    """The first member whose key or string value is ``bad`` (a path safe to echo)."""
+    if isinstance(value, str):
+        return (path or "(root)") if bad(value) else None
+    if isinstance(value, dict):
+        for key, item in value.items():
+            here = f"{path}.{key}" if path else str(key)
+            if bad(str(key)):
+                return _printable(here)
+            found = _text_path(item, bad, here)
+            if found:
+                return _printable(found)
+    if isinstance(value, list):
+        for index, item in enumerate(value):
+            found = _text_path(item, bad, f"{path}[{index}]")
+            if found:
+                return found
+    return None
+
+
+def check_no_nul(context: Any, encoded: bytes) -> None:
+    # The canonical JSON escapes U+0000 as \u0000: one cheap scan before walking the context.
+    if b"\\u0000" not in encoded:
+        return
+    path = _text_path(context, _has_nul)
+    if path:
+        raise ContextValidationError([{"field": path, "message": "must not contain the NUL character (U+0000)"}])
 
 
 def parse_captured_at(context: dict[str, Any]) -> dt.datetime:
@@ -96,6 +140,7 @@ def validate_context(
     """Validate a whole AgentContext; raise a :class:`ContextError` subclass."""
     encoded, size = check_size(context, max_bytes=max_bytes)
     validate_context_schema(context)
+    check_no_nul(context, encoded)
     captured_at = parse_captured_at(context)
     check_age(captured_at, now=now, ttl_seconds=ttl_seconds, max_future_skew_seconds=max_future_skew_seconds)
     return ValidatedContext(

@@ -8,6 +8,7 @@ Longer phrases win over their prefixes ("este registro" over "este",
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 
 FOCUS = "focus"
@@ -328,5 +329,15 @@ DETERMINERS = frozenset({"este", "deste", "neste", "this"})
 PRONOUN_FOLLOWERS = frozenset(
     "e eh esta foi era tem pode significa serve quer vale "  # pt (folded: é → e, está → esta)
     "is was means mean does do stands refers has can "  # en
-    "es fue significa sirve tiene puede quiere".split()  # es
+    "es fue significa sirve tiene puede quiere "  # es
+    # Prepositions: "Change this to 30 days" — no noun follows, "this" is the pronoun.
+    "para por com como "  # pt
+    "to for into from with as by "  # en
+    "a con".split()  # es
+)
+
+# "<article> <noun>" right before acima/abaixo ("o campo abaixo", "the field below", "el campo
+# de abajo"): one reference with the positional word, replaced whole in the rewrite.
+POSITIONAL_NOUN_PHRASE = re.compile(
+    r"\b(?:o|a|the|el|la|lo)\s+(?:campo|item|valor|linha|field|value|row|one|fila)\s+$"
 )

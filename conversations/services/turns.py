@@ -30,6 +30,7 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from conversations.context.routing import focus_first
 from conversations.context.services import (
     PreparedContext,
     context_prepare,
@@ -58,11 +59,12 @@ from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
 from knowledge.feedback import fetch_feedback_record_for_session
+from knowledge.retrieval.router import WIKILINK_RE
 from knowledge.router import route_context
 
 logger = logging.getLogger("conversations.turns")
 
-MAX_LINKED_PACKAGES = 3  # registry-linked bodies delivered for the focus, before the router lands
+MAX_LINKED_PACKAGES = 3  # registry-linked bodies always delivered for the focus, its parents and the page
 HISTORY_MESSAGES = 20  # earlier turns the model sees; older ones add cost, rarely meaning
 
 HANDOFF_MESSAGE = (
@@ -117,7 +119,8 @@ class TurnContext:
     snapshot_id: int | None = None
     clarification: str = ""  # a question back to the user instead of a guess
     # {"message": the rewritten message, "semantic_context": {focus, parent_ids, page},
-    #  "linked_packages": registry links of the focus, then its parents, then the page}
+    #  "linked_packages": registry links of the focus, then its parents, then the page,
+    #  "package_links": the same links by semantic id}
     routing_hints: dict = field(default_factory=dict)
     user_text: str = ""  # the message with its references made explicit (router and agent)
     prompt_context: str = ""  # the minimized UI-context block for the system prompt
@@ -129,7 +132,9 @@ class TurnContext:
 
 def request_fingerprint(*, text: str, context: Any) -> str:
     canonical = json.dumps({"message": text, "context": context}, sort_keys=True, ensure_ascii=False, default=str)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+    # surrogatepass: a lone surrogate in the context must reach the context validator (a 400
+    # naming the field), not crash here; valid text encodes exactly as plain UTF-8.
+    return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def idempotent_turn_stale_seconds() -> int:
@@ -210,6 +215,7 @@ def _references_resolve(*, session: Session, inbound: Message, context: Prepared
             "message": resolution.rewritten_message,
             "semantic_context": turn.semantic_context,
             "linked_packages": list(turn.linked_packages),
+            "package_links": turn.package_links,
         },
         user_text=resolution.rewritten_message,
         prompt_context=turn.prompt_context,
@@ -227,9 +233,11 @@ def knowledge_set_for_turn(
 
     The router searches the message with its references made explicit and
     boosts the packages tied to the user's focus, its parents and the page.
-    Packages the semantic registry links to the focus come first. With
-    ``AGENT_KNOWLEDGE_ROUTER = False``, or when the router fails, the agent gets
-    the catalog alone (plus the registry's links) and fetches with s=99.
+    The delivered bodies are ordered focus first (``context.routing.focus_first``):
+    the packages tied to the focus (their ``semantic_ids`` or the registry's
+    links), then its parents', then wiki-link neighbours, then the rest. With
+    ``AGENT_KNOWLEDGE_ROUTER = False`` the agent gets the catalog alone; when the
+    router fails, the catalog plus the registry's links; it fetches with s=99.
     """
     linked = [pid for pid in turn_context.routing_hints.get("linked_packages") or [] if catalog.get(pid)]
     linked = linked[:MAX_LINKED_PACKAGES]
@@ -245,9 +253,21 @@ def knowledge_set_for_turn(
     except Exception as exc:  # noqa: BLE001 - the router boundary: a turn degrades, never fails
         logger.error("turn.router_failed session=%s error=%s", session.pk, exc.__class__.__name__)
         return KnowledgeSet(full_ids=tuple(linked))
-    full = list(dict.fromkeys([*linked, *result.full_ids]))
+    full = focus_first(
+        [*linked, *result.full_ids],
+        semantic_context=turn_context.routing_hints.get("semantic_context"),
+        semantic_ids_of=lambda pid: entry.semantic_ids if (entry := catalog.get(pid)) else (),
+        registry_links=turn_context.routing_hints.get("package_links"),
+        wikilinks_of=lambda pid: _wikilinks(catalog, pid),
+    )
     listed = [pid for pid in [*result.listed_ids, *(p.id for p in result.procedures)] if pid not in full]
     return KnowledgeSet(full_ids=tuple(full), listed_ids=tuple(dict.fromkeys(listed)))
+
+
+def _wikilinks(catalog: Catalog, package_id: str) -> list[str]:
+    entry = catalog.get(package_id)
+    targets = (catalog.resolve(raw) for raw in WIKILINK_RE.findall(entry.body or "")) if entry else ()
+    return [t.package_id for t in targets if t is not None]
 
 
 def _router_session_key(session: Session) -> str:

@@ -16,6 +16,7 @@ from decimal import Decimal
 from explanations.numbers.types import CURRENCY, NUMBER, PERCENT, CitedNumber
 from explanations.numbers.vocabulary import (
     DIGIT_SCALES,
+    GLUED_SCALES,
     HUNDREDS,
     MONTH_ABBREVIATIONS,
     MONTHS,
@@ -42,7 +43,7 @@ _TOKEN_RE = re.compile(
 _IDENTIFIER_RE = re.compile(r"\w(?:[\w-]*\w)?")
 _DIGIT_RE = re.compile(r"\d")
 _LETTER_RE = re.compile(r"[^\W\d_]")
-_GLUED_OK_RE = re.compile(r"\d+(?:[ºª]|mil|mi|bi|tri|x)", re.IGNORECASE)
+_GLUED_OK_RE = re.compile(r"\d+(?:[ºª]|mil|mi|bi|tri|x|k|mm|m)", re.IGNORECASE)
 # "mar/2026", "jan/26": a month abbreviation is only a month before a year.
 _MONTH_ABBREVIATION_RE = re.compile(
     rf"(?<!\w)(?P<month>{MONTH_ABBREVIATIONS})/(?P<year>\d{{4}}|\d{{2}})(?!\w)", re.IGNORECASE
@@ -148,6 +149,8 @@ class _Parser:
 
     def group(self, i: int) -> tuple[int, int, int] | None:
         """One group: "duzentos e trinta e quatro mil" -> (234, 1000, next)."""
+        if self.fold(i) in ("meio", "meia") and (half := SCALES.get(self.fold(i + 1), 0)) >= 10**6:
+            return 1, half // 2, i + 2  # "meio milhão": half of the scale ("meio" alone is prose)
         s = self.small(i)
         value, j = s if s else (None, i)
         scale = SCALES.get(self.fold(j))
@@ -238,7 +241,7 @@ class _Parser:
         nxt = self.t[k] if k < len(self.t) else None
         if nxt and self.glued(j, k) and (nxt.text in ORDINAL_MARKS):
             return value, None, k + 1, True, False
-        scale = DIGIT_SCALES.get(self.fold(k))
+        scale = DIGIT_SCALES.get(self.fold(k)) or (GLUED_SCALES.get(self.fold(k)) if self.glued(j, k) else None)
         step = None
         if scale:
             value, step, k = value * scale, Decimal(1).scaleb(-decimals) * scale, k + 1
@@ -264,6 +267,8 @@ class _Parser:
         return value, k, step
 
     def words_quantity(self, j: int):
+        if self.fold(j) in ("meio", "meia") and self.unit(j + 1, None) and self.unit(j + 1, None)[0] == PERCENT:
+            return Decimal("0.5"), None, j + 1, False, False  # "meio por cento"
         parsed = self.word_integer(j)
         if not parsed:
             return None

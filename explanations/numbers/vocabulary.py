@@ -25,7 +25,12 @@ SCALES = {
     "bilhoes": 10**9, "trilhao": 10**12, "trilhoes": 10**12,
 }  # fmt: skip
 # Abbreviations (Babel's compact format writes "R$ 1,2 mi") follow digits only.
-DIGIT_SCALES = {**SCALES, "mi": 10**6, "bi": 10**9, "tri": 10**12}
+DIGIT_SCALES = {**SCALES, "mi": 10**6, "bi": 10**9, "tri": 10**12, "mm": 10**6}
+# Informal magnitudes read only when glued to the digits ("R$ 10k", "5M",
+# "R$ 5MM"): spaced, "5 m" is more likely metres. "M" is read as million; if
+# the model meant "mil" the value is wrong and the narrative fails, which is
+# the safe side (an unread number would never be checked at all).
+GLUED_SCALES = {"k": 10**3, "m": 10**6, "mm": 10**6}
 MONTHS = {
     "janeiro": 1, "fevereiro": 2, "março": 3, "abril": 4, "maio": 5, "junho": 6,
     "julho": 7, "agosto": 8, "setembro": 9, "outubro": 10, "novembro": 11, "dezembro": 12,
@@ -36,6 +41,12 @@ MONTH_ABBREVIATIONS = "jan|fev|mar|abr|mai|jun|jul|ago|set|out|nov|dez"
 PROPORTIONS = {
     "metade": Decimal("0.5"), "terco": Decimal(1) / 3, "tercos": Decimal(2) / 3,
     "dobro": Decimal(2), "triplo": Decimal(3), "quadruplo": Decimal(4),
+    # Plural fractions ("três quartos da diferença"): the numerator is read on
+    # its own and may well be citable (3 is March), so the fraction word must
+    # be read too, or the share would pass. Singular "quarto" is left alone
+    # ("quarto trimestre", an ordinal in words).
+    "quartos": Decimal(1) / 4, "quintos": Decimal(1) / 5, "sextos": Decimal(1) / 6,
+    "decimos": Decimal(1) / 10,
 }  # fmt: skip
 # "pelo menos três" is "at least three", not minus three.
 NOT_A_SIGN_AFTER = {"pelo", "ao", "no", "mais", "a", "o", "de", "em", "bem"}

@@ -38,7 +38,7 @@ def test_every_api_endpoint_requires_authentication(anon_client):
     routes = _api_routes()
     assert "/api/v1/packages" in routes
     for route in routes:
-        for method in ("get", "post"):
+        for method in ("get", "post", "put", "patch", "delete"):
             response = getattr(anon_client, method)(route)
             assert response.status_code in (401, 405), (method, route, response.status_code)
             if response.status_code == 401:
@@ -104,3 +104,12 @@ def test_ensure_demo_prints_the_token_once(db, capsys):
     call_command("ensure_demo")
     second = capsys.readouterr().out
     assert "API token" not in second and "token unchanged" in second
+
+
+def test_ensure_demo_prints_where_the_app_is_served(db, capsys):
+    # scripts/run passes its HOST:PORT, so the printed links work on another port too.
+    call_command("ensure_demo", "--base-url", "http://127.0.0.1:8790/")
+    out = capsys.readouterr().out
+    assert "at http://127.0.0.1:8790/admin/" in out
+    assert "http://127.0.0.1:8790/api/v1/packages" in out
+    assert ":8000" not in out

@@ -187,3 +187,17 @@ def test_admin_pages_for_registry_entities_and_snapshots_load(curator, tenant):
     response = client.post("/admin/conversations/semanticelement/import/", {"file": upload})
     assert response.status_code == 302
     assert SemanticElement.objects.filter(semantic_id="workPermit.components.equipment.validity").exists()
+
+
+@pytest.mark.parametrize("method", ["delete", "post", "get"])
+def test_a_malformed_entity_path_is_a_json_404_for_a_token_client(tenant_admin, method):
+    # Real clients are not exempt from CSRF the way the test client is: the JSON catch-all
+    # for unknown /api/ paths answered DELETE/POST with Django's HTML CSRF 403.
+    from rest_framework.authtoken.models import Token
+    from rest_framework.test import APIClient
+
+    client = APIClient(enforce_csrf_checks=True)
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.get_or_create(user=tenant_admin)[0].key}")
+    response = getattr(client, method)("/api/v1/accessible-entities/abc")
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"

@@ -6,6 +6,7 @@ checked to leave no row behind.
 """
 
 import datetime as dt
+import json
 
 import pytest
 from django.utils import timezone
@@ -200,6 +201,43 @@ def test_criterion_semantic_ids_are_related_to_knowledge(api_client, chat_sessio
     assert [p["id"] for p in data["packages"]] == ["DELIVERY_TIMELINES"]
 
 
+def _knowledge_order(prompt):
+    section = prompt.split("## Knowledge for this message", 1)[1].split("\n## ", 1)[0]
+    return [line[4:].split(" — ", 1)[0] for line in section.splitlines() if line.startswith("### ")]
+
+
+@pytest.mark.parametrize(
+    ("focus", "first"),
+    [
+        ("workPermit.components.equipment.crane", "CRANE"),
+        ("workPermit.components.equipment.scaffold", "SCAFFOLD"),
+        (VALIDITY, "EQUIPMENT_VALIDITY"),
+    ],
+)
+def test_criterion_focus_ranks_its_packages_first_then_its_parents_through_the_router(
+    api_client, chat_session, scripted_llm, work_permit, settings, focus, first
+):
+    """Packages whose ``semantic_ids`` hold the focus come first, then the parents' (nearest
+    first), through the real router: the rewritten message names the page and the tab, which
+    alone scores the parents' packages higher."""
+    from django.conf import settings as django_settings
+
+    from knowledge.services import catalog_sync_bundled
+
+    settings.AGENT_KNOWLEDGE_ROUTER = True
+    base = django_settings.BASE_DIR / "knowledge"
+    catalog_sync_bundled(directories=[base / "catalog", base / "catalog_demo"])
+    context = fresh(drop=("elements", "viewport"))
+    context["focus"].update(semanticId=focus, label="Item")
+    data = ok(api_client, chat_session, "Explique isso.", context, scripted_llm)
+    assert [p["id"] for p in data["packages"]] == [first, "WORK_PERMIT_COMPONENTS", "WORK_PERMIT_OVERVIEW"]
+    assert _knowledge_order(scripted_llm.requests[0].system_prompt) == [
+        first,
+        "WORK_PERMIT_COMPONENTS",  # workPermit.components(.equipment): the nearest parents
+        "WORK_PERMIT_OVERVIEW",  # workPermit: the root
+    ]
+
+
 def test_criterion_backend_validates_context_and_authorization(
     api_client, chat_session, scripted_llm, work_permit, other_tenant
 ):
@@ -231,7 +269,8 @@ def test_criterion_sensitive_data_is_not_sent_needlessly(api_client, chat_sessio
     }
     data = ok(api_client, chat_session, "Qual é a validade?", context, scripted_llm)
     request = scripted_llm.requests[0]
-    sent = request.system_prompt + "\n" + "\n".join(m["content"] for m in request.messages)
+    # The whole request body the scripted server read off the socket, not only the messages.
+    sent = json.dumps(request.body, ensure_ascii=False)
     for value in ("Maria Souza", "123.456.789-09", "98765-4321", "7.500", "maria@acme.com", "[REDACTED]"):
         assert value not in sent
     assert "Current value of the target: 15 dias" in request.system_prompt  # asked about it: sent
@@ -404,6 +443,40 @@ def test_bad_enum_and_wrong_type_are_400_naming_the_field(api_client, chat_sessi
     assert response.json()["error"]["details"]["errors"][0]["field"] == "focus.type"
     response = send(api_client, chat_session, "Explique.", context=fresh(contextVersion="7"))
     assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0] == {
+        "field": "contextVersion",
+        "message": "must be of type integer",
+    }
+
+
+def test_a_nul_character_or_an_oversized_version_is_400_naming_the_field_and_leaves_no_row(
+    api_client, chat_session, scripted_llm, work_permit
+):
+    # Both used to pass validation and fail at the snapshot insert: a 500 (jsonb refuses
+    # U+0000) and a VALIDATION_ERROR about the model's "version" column.
+    before = rows(chat_session)
+    context = fresh()
+    context["selection"]["displayName"] = "PT\x00-2026"
+    response = send(api_client, chat_session, "Explique.", context=context)
+    assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "selection.displayName"
+    response = send(api_client, chat_session, "Explique.", context=fresh(contextVersion=2**31))
+    assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0]["field"] == "contextVersion"
+
+
+def test_a_lone_surrogate_in_the_context_is_400_naming_the_field_and_leaves_no_row(
+    api_client, chat_session, scripted_llm, work_permit
+):
+    # Legal JSON ("\\ud800"), not Unicode: the request fingerprint used to crash with a 500.
+    before = rows(chat_session)
+    body = json.dumps({"message": "Explique.", "context": fresh()}).replace('"Validade"', '"Validade\\ud800"', 1)
+    response = api_client.post(f"/api/v1/sessions/{chat_session.pk}/messages", body, content_type="application/json")
+    assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["errors"][0] == {
+        "field": "focus.label",
+        "message": "is not valid Unicode text",
+    }
 
 
 def test_unknown_base_snapshot_is_409_and_leaves_no_row(api_client, chat_session, scripted_llm, work_permit):
@@ -442,6 +515,40 @@ def test_a_delta_is_validated_as_a_whole_context(api_client, chat_session, scrip
     payload = {"baseSnapshotId": first["contextSnapshotId"], "delta": {}, "page": {}}
     response = send(api_client, chat_session, "Explique.", context=payload)
     assert_rejected(response, 400, "INVALID_CONTEXT", before, chat_session, scripted_llm)
+
+
+def test_a_delta_is_sized_and_authorized_as_a_whole_context(
+    api_client, chat_session, scripted_llm, work_permit, other_tenant
+):
+    first = ok(api_client, chat_session, "Explique.", fresh(), scripted_llm)
+    scripted_llm.requests.clear()
+    before = rows(chat_session)
+    base = first["contextSnapshotId"]
+    # Each part is under the limit; base plus delta is not.
+    delta = {"page": {"metadata": {"notes": "x" * 4000}}, "contextVersion": 8, "capturedAt": _now()}
+    response = send(api_client, chat_session, "Explique.", context={"baseSnapshotId": base, "delta": delta})
+    assert_rejected(response, 413, "CONTEXT_SIZE_LIMIT_EXCEEDED", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"]["size"] > 5120
+    # Pointing the selection at another tenant's record through a patch.
+    AccessibleEntity.objects.create(tenant=other_tenant, entity_type="workPermit", entity_id="9999")
+    delta = {"selection": {"entityId": "9999"}, "contextVersion": 8, "capturedAt": _now()}
+    response = send(api_client, chat_session, "Explique.", context={"baseSnapshotId": base, "delta": delta})
+    assert_rejected(response, 403, "CONTEXT_FORBIDDEN", before, chat_session, scripted_llm)
+    assert response.json()["error"]["details"] == {"fields": ["selection"]}
+
+
+def test_a_delta_over_a_base_whose_route_param_looks_like_a_cpf_is_authorized(
+    api_client, chat_session, scripted_llm, work_permit, tenant
+):
+    # The base is stored masked; an entity id masked as "[REDACTED]" made every later delta a 403.
+    AccessibleEntity.objects.create(tenant=tenant, entity_type="workPermit", entity_id="12345678909")
+    context = fresh()
+    context["navigation"]["params"] = {"workPermitId": "12345678909"}
+    first = ok(api_client, chat_session, "Explique.", context, scripted_llm)
+    stored = ContextSnapshot.objects.get(pk=first["contextSnapshotId"]).context
+    assert stored["navigation"]["params"] == {"workPermitId": "12345678909"}
+    delta = {"contextVersion": 8, "capturedAt": _now()}
+    _delta(api_client, chat_session, scripted_llm, first["contextSnapshotId"], delta)
 
 
 def test_the_authorizer_is_pluggable(api_client, chat_session, scripted_llm, settings):

@@ -366,3 +366,62 @@ def test_retry_service_explains_again_only_after_provider_unavailable(llm, tenan
 def test_explanation_url_names_resolve():
     assert reverse("explanations:result-create") == RESULTS_URL
     assert reverse("explanations:result-explanation", args=["abc"]) == explanation_url("abc")
+
+
+@pytest.fixture
+def hung_broker(real_broker):
+    """A broker that accepts TCP connections and never answers (a hung Redis,
+    or a host behind a firewall that drops replies)."""
+    import threading
+
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen(16)
+    held, stop = [], threading.Event()
+
+    def accept():
+        server.settimeout(0.2)
+        while not stop.is_set():
+            try:
+                held.append(server.accept()[0])
+            except OSError:
+                continue
+
+    thread = threading.Thread(target=accept, daemon=True)
+    thread.start()
+    previous = real_broker.conf.broker_url, real_broker.conf.broker_write_url
+    real_broker.conf.broker_url = real_broker.conf.broker_write_url = f"redis://127.0.0.1:{server.getsockname()[1]}/0"
+    _drop_connection_pools(real_broker)
+    yield
+    real_broker.conf.broker_url, real_broker.conf.broker_write_url = previous
+    _drop_connection_pools(real_broker)
+    stop.set()
+    thread.join(timeout=5)
+    for conn in held:
+        conn.close()
+    server.close()
+
+
+def test_a_hung_broker_at_post_times_out_and_keeps_the_result_pending(
+    api_client, llm, payroll_payload, hung_broker, django_capture_on_commit_callbacks
+):
+    import signal
+    import time
+
+    def hung(signum, frame):  # without socket timeouts the publish would block for good
+        raise TimeoutError("the POST hung on the broker")
+
+    previous = signal.signal(signal.SIGALRM, hung)
+    signal.alarm(45)
+    started = time.monotonic()
+    try:
+        response = post_result(api_client, payroll_payload, django_capture_on_commit_callbacks)
+    finally:
+        signal.alarm(0)
+        signal.signal(signal.SIGALRM, previous)
+    elapsed = time.monotonic() - started
+    assert response.status_code == 201
+    assert response.json()["status"] == "pending"
+    assert Result.objects.get().explanation_status == Result.ExplanationStatus.PENDING
+    # Bounded by the broker socket timeouts (settings), not by TCP's minutes.
+    assert elapsed < 40, elapsed

@@ -55,6 +55,16 @@ def values(text):
         ("1,5 p.p.", [(D("0.015"), PERCENT)]),
         ("2 pontos percentuais", [(D("0.02"), PERCENT)]),
         ("a 2ª loja", [(D(2), NUMBER)]),
+        # Informal magnitudes glued to the digits, and halves of a scale:
+        # numbers a model writes that would otherwise escape the check.
+        ("R$ 10k", [(D("10000"), CURRENCY)]),
+        ("1,5k", [(D("1500"), NUMBER)]),
+        ("5M", [(D("5000000"), NUMBER)]),
+        ("R$ 5MM", [(D("5000000"), CURRENCY)]),
+        ("R$ 5 MM", [(D("5000000"), CURRENCY)]),
+        ("quase meio milhão de reais", [(D("500000"), CURRENCY)]),
+        ("meio bilhão", [(D("500000000"), NUMBER)]),
+        ("meio por cento", [(D("0.005"), PERCENT)]),
     ],
 )
 def test_extracts_brazilian_formats(text, expected):
@@ -70,6 +80,7 @@ def test_extracts_brazilian_formats(text, expected):
         "em primeiro lugar, a segunda loja",  # ordinals in words
         "1. Resumo\n2) Detalhes",  # list markers
         "o marco do ano",
+        "no meio do ano, por meia hora",  # "meio" alone is prose
     ],
 )
 def test_extracts_nothing_from_prose_identifiers_and_layout(text):
@@ -80,6 +91,20 @@ def test_extracts_nothing_from_prose_identifiers_and_layout(text):
 def test_proportions_in_words_are_extracted_and_fail_unless_given(text):
     assert len(extract_numbers(text)) == 1
     assert not check_narrative(text, [D("0.0245"), D("1234567.89")]).passed
+
+
+def test_a_share_in_plural_fraction_words_fails_even_when_its_numerator_is_citable():
+    # March 2026: 3 is citable (the month), so "três" alone would pass.
+    citable = [CitableNumber(D(3), PERIOD, "março de 2026"), CitableNumber(D(2026), PERIOD, "março de 2026")]
+    assert check_narrative("Em março de 2026, a loja respondeu por três", citable).passed
+    for share in ("três quartos", "três quintos", "três décimos"):
+        check = check_narrative(f"Em março de 2026, a loja respondeu por {share} da diferença.", citable)
+        assert not check.passed, share
+    assert check_narrative("No quarto trimestre de 2026 o custo subiu.", citable).passed  # an ordinal in words
+
+
+def test_a_spaced_m_is_not_a_million():
+    assert values("a sala tem 5 m") == [(D(5), NUMBER)]
 
 
 def test_pelo_menos_is_not_a_minus_sign():
@@ -170,3 +195,12 @@ def test_no_numbers_passes_and_plain_values_are_accepted_as_citable():
     assert check_narrative("O resultado ficou dentro do orçamento.", []).passed
     assert check_narrative("foram 12 lojas", [12]).passed
     assert check_narrative("0,5%", [D("0.005")]).passed
+
+
+def test_invented_informal_amounts_fail_the_check():
+    citable = [CitableNumber(D("1234567.89"), CURRENCY, "R$ 1.234.567,89")]
+    for narrative in ("O custo passou de R$ 10k.", "Cerca de meio milhão de reais.", "Um aumento de R$ 3MM."):
+        check = check_narrative(narrative, citable)
+        assert not check.passed and len(check.unmatched) == 1, narrative
+    # The same rounding rule as "R$ 1,2 milhão": 1,2M stands for 1 234 567,89.
+    assert check_narrative("Foram R$ 1,2M.", citable).passed

@@ -116,3 +116,35 @@ def test_numbers_written_in_the_verdict_are_citable():
     facts = payroll_facts(verdict="Inviável: 3 lojas acima da meta")
     assert ("number", "3") in texts(citable_numbers(facts))
     assert check_narrative("Três lojas ficaram acima da meta.", citable_numbers(facts)).passed
+
+
+def test_pii_keys_match_dimension_names_whatever_their_case_and_accents():
+    # The client lists "Matrícula " for a dimension it sends as "matricula":
+    # the same people, so their values stay out of the prompt.
+    facts = payroll_facts(pii_keys=frozenset({"Matrícula "}))
+    prompt = build_prompt(facts)
+    for value in PII_VALUES:
+        assert value not in prompt
+    assert not any(c.label.startswith("matricula") for c in citable_numbers(facts))
+
+    from_model = ResultFacts.from_result(
+        type(
+            "R",
+            (),
+            dict(
+                verdict="ok", totals={"CPF": "12345678901"}, breakdowns={}, budget=None, target=None,
+                period="", rule_core="", rule_specifics="", rule_numbers=[], units={}, pii_keys=["cpf"],
+            ),
+        )()
+    )  # fmt: skip
+    assert "12345678901" not in build_prompt(from_model)
+    assert "12.345.678.901" not in build_prompt(from_model)
+
+
+def test_a_breakdown_key_that_is_a_digit_but_not_a_decimal_does_not_crash_the_step():
+    # "²".isdigit() is True but int("²") raises: it is a label, not a code.
+    facts = payroll_facts(breakdowns={"loja": {"²": D("10"), "٤٢٣": D("5")}})
+    citable = citable_numbers(facts)
+    assert (CODE, "٤٢٣") in texts(citable)  # Arabic-Indic digits are a decimal code (423)
+    assert not any(c.kind == CODE and c.text == "²" for c in citable)
+    assert "²" in build_prompt(facts, citable)

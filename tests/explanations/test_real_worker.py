@@ -4,7 +4,9 @@
 transactional_db: the worker is another process and must see committed rows.
 """
 
+import contextlib
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -27,7 +29,15 @@ from .conftest import REJECTED_NARRATIVE, VERIFIED_NARRATIVE
 
 pytestmark = [pytest.mark.slow, pytest.mark.django_db(transaction=True)]
 
-WAIT_SECONDS = 90  # two shared cores: a cold worker can take a while
+# Two shared cores under load: a cold worker (Django, Celery, a fork) can take
+# a while to start, and a warm shutdown waits for the task in progress.
+READY_SECONDS = 120
+WAIT_SECONDS = 90
+STOP_SECONDS = 30
+# If pytest itself dies (CI timeout, SIGKILL), the kernel sends SIGTERM to the
+# worker so it cannot outlive the run (it sits in its own session, so the
+# terminal's signals never reach it).
+_PARENT_DEATH = ["setpriv", "--pdeathsig", "TERM", "--"] if shutil.which("setpriv") else []
 
 
 def _database_url() -> str:
@@ -36,7 +46,32 @@ def _database_url() -> str:
     return f"postgres://{auth}@{db['HOST'] or '127.0.0.1'}:{db['PORT'] or 5432}/{db['NAME']}"
 
 
+def _live_processes() -> list[tuple[int, int, int]]:
+    """(pid, ppid, process group) of every process that is not a zombie, from
+    /proc (no dependency on CONFIG_PROC_CHILDREN or psutil)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if not entry.name.isdigit():
+            continue
+        try:
+            stat = (entry / "stat").read_text()
+        except OSError:  # it exited while we looked
+            continue
+        fields = stat[stat.rindex(")") + 2 :].split()  # the name may hold spaces
+        state, ppid, pgrp = fields[0], int(fields[1]), int(fields[2])
+        if state not in ("Z", "X"):
+            found.append((int(entry.name), ppid, pgrp))
+    return found
+
+
+def group_members(pgid: int) -> list[int]:
+    return [pid for pid, _, pgrp in _live_processes() if pgrp == pgid]
+
+
 class WorkerProcess:
+    """A real `celery worker` (prefork, one child) in its own process group,
+    stopped by that group's id: never by name, never anyone else's."""
+
     def __init__(self, tmp_path: Path, llm_url: str):
         self.log = tmp_path / "worker.log"
         self.metrics_dir = tmp_path / "prometheus"
@@ -50,54 +85,73 @@ class WorkerProcess:
             "LLM_BASE_URL": llm_url,
             "PROMETHEUS_MULTIPROC_DIR": str(self.metrics_dir),
         }
-        self.proc = subprocess.Popen(
-            [
-                sys.executable, "-m", "celery", "-A", "config", "worker",
-                "--pool=prefork", "--concurrency=1", "--loglevel=INFO",
-                "--without-gossip", "--without-mingle", "--without-heartbeat",
-                "-n", f"issue6-test-{uuid.uuid4().hex[:8]}@%h",
-            ],
-            cwd=settings.BASE_DIR,
-            env=env,
-            stdout=self.log.open("wb"),
-            stderr=subprocess.STDOUT,
-            start_new_session=True,  # its own process group, stopped by id below
-        )  # fmt: skip
-        self._wait_for(lambda: "ready." in self.output(), "worker ready")
+        with self.log.open("wb") as log:
+            self.proc = subprocess.Popen(
+                [
+                    *_PARENT_DEATH,
+                    sys.executable, "-m", "celery", "-A", "config", "worker",
+                    "--pool=prefork", "--concurrency=1", "--loglevel=INFO",
+                    "--without-gossip", "--without-mingle", "--without-heartbeat",
+                    "-n", f"issue6-test-{uuid.uuid4().hex[:8]}@%h",
+                ],
+                cwd=settings.BASE_DIR,
+                env=env,
+                stdin=subprocess.DEVNULL,
+                stdout=log,
+                stderr=subprocess.STDOUT,
+                start_new_session=True,  # its own process group, stopped by id below
+            )  # fmt: skip
+        self.pgid = self.proc.pid  # a new session leader's group id is its pid
+
+    def wait_ready(self):
+        self._wait_for(lambda: "ready." in self.output(), "worker ready", READY_SECONDS)
 
     def output(self) -> str:
         return self.log.read_text(errors="replace")
 
     def pool_children(self) -> list[int]:
-        path = Path(f"/proc/{self.proc.pid}/task/{self.proc.pid}/children")
-        return [int(pid) for pid in path.read_text().split()]
+        return [pid for pid, ppid, _ in _live_processes() if ppid == self.proc.pid]
 
-    def _wait_for(self, condition, what):
-        deadline = time.monotonic() + WAIT_SECONDS
+    def _wait_for(self, condition, what, seconds=WAIT_SECONDS):
+        deadline = time.monotonic() + seconds
         while time.monotonic() < deadline:
             if condition():
                 return
             if self.proc.poll() is not None:
                 raise AssertionError(f"worker exited early:\n{self.output()[-3000:]}")
             time.sleep(0.2)
-        raise AssertionError(f"timed out waiting for {what}:\n{self.output()[-3000:]}")
+        raise AssertionError(f"timed out after {seconds} s waiting for {what}:\n{self.output()[-3000:]}")
 
-    def stop(self):
+    def stop(self) -> list[int]:
+        """Warm shutdown of the master (it stops its own pool), then SIGKILL for
+        whatever is left in the group. Returns the pids still alive (none)."""
         if self.proc.poll() is None:
-            os.killpg(self.proc.pid, signal.SIGTERM)
+            self.proc.send_signal(signal.SIGTERM)
             try:
-                self.proc.wait(timeout=20)
+                self.proc.wait(timeout=STOP_SECONDS)
             except subprocess.TimeoutExpired:
-                os.killpg(self.proc.pid, signal.SIGKILL)
-                self.proc.wait(timeout=10)
+                pass
+        with contextlib.suppress(ProcessLookupError):
+            os.killpg(self.pgid, signal.SIGKILL)  # a hung master, or an orphaned pool child
+        with contextlib.suppress(subprocess.TimeoutExpired):
+            self.proc.wait(timeout=STOP_SECONDS)
+        deadline = time.monotonic() + 10
+        while (left := group_members(self.pgid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        return left
 
 
 @pytest.fixture
 def worker(tmp_path, llm_server, real_broker):
     redis.Redis.from_url(settings.TEST_REDIS_URL).flushdb()  # this checkout's own Redis db
     process = WorkerProcess(tmp_path, llm_server.url)
-    yield process
-    process.stop()
+    try:
+        process.wait_ready()  # inside the try: a worker that never got ready is stopped too
+        yield process
+    finally:
+        leaked = process.stop()
+    assert process.proc.returncode is not None
+    assert not leaked, f"worker processes left running: {leaked}"
 
 
 def wait_until(condition, what, worker):
@@ -148,7 +202,9 @@ def test_worker_killed_mid_call_is_redelivered_and_explains_once(worker, llm_ser
     llm_server.call(hang).reply(VERIFIED_NARRATIVE)
     assert api_client.post("/api/v1/results", payroll_payload, format="json").status_code == 201
     assert first_call.wait(WAIT_SECONDS), worker.output()[-3000:]
-    for pid in worker.pool_children():
+    children = worker.pool_children()
+    assert children, worker.output()[-3000:]
+    for pid in children:
         os.kill(pid, signal.SIGKILL)
 
     wait_until(lambda: explanation_done("sim-2026-03-0001"), "the redelivered explanation", worker)

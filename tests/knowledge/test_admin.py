@@ -459,3 +459,53 @@ def test_adding_an_existing_id_is_a_field_error(curator_client, catalog):
     assert response.status_code == 200
     assert response.context["adminform"].form.errors["package_id"] == ["Package with this ID already exists."]
     assert _pkg("PRICING_RULES").revision_number == 1
+
+
+# --- preview before saving -----------------------------------------------------------------
+
+
+def test_preview_renders_the_posted_body_and_saves_nothing(curator_client, api_client, catalog):
+    package = _pkg("PRICING_RULES")
+    version = catalog_version_get()
+    new_body = package.body + "\n\n**Rascunho** da curadoria, ver [[NOWHERE_PACKAGE]].\n\n<script>alert(1)</script>"
+
+    response = curator_client.post(_url("change", package.pk), _form_data(package, body=new_body, _preview="1"))
+
+    assert response.status_code == 200
+    html = response.content.decode()
+    preview = html.split('class="package-preview"', 1)[1].split("</div>", 1)[0]
+    assert "<strong>Rascunho</strong> da curadoria" in preview
+    assert 'wikilink wikilink-unknown">[[NOWHERE_PACKAGE]]' in preview
+    assert "<script>" not in preview
+    assert "Preview only: nothing was saved." in html
+    assert "Rascunho** da curadoria" in html  # the textarea keeps the posted text
+    assert _pkg("PRICING_RULES").revision_number == package.revision_number
+    assert catalog_version_get() == version
+    assert "Rascunho" not in api_client.get("/api/v1/packages/PRICING_RULES").json()["body"]
+
+
+def test_preview_is_offered_to_curators_on_add_and_change_but_not_to_readers(client, curator, staff_reader, catalog):
+    package = _pkg("PRICING_RULES")
+    client.force_login(curator)
+    assert b'name="_preview"' in client.get(_url("change", package.pk)).content
+    add = client.get(_url("add")).content
+    assert b'name="_preview"' in add and b"Preview" in add
+    client.force_login(staff_reader)
+    assert b'name="_preview"' not in client.get(_url("change", package.pk)).content
+    response = client.post(_url("change", package.pk), _form_data(package, body="Outro", _preview="1"))
+    assert response.status_code == 403
+
+
+def test_preview_on_the_add_form_creates_nothing(curator_client, catalog):
+    data = {
+        "package_id": "LAB_HOLIDAYS",
+        "title": "Feriados",
+        "summary": "Dias sem atendimento",
+        "kind": "knowledge",
+        "body": "O laboratório fecha em *feriados*.",
+        "_preview": "1",
+    }
+    response = curator_client.post(_url("add"), data)
+    assert response.status_code == 200
+    assert "<em>feriados</em>" in response.content.decode()
+    assert not Package.objects.filter(package_id="LAB_HOLIDAYS").exists()

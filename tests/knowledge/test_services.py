@@ -1,6 +1,10 @@
 """Catalog writes: override semantics, revisions, revert, aliases, import/export and the commands."""
 
+import json
+import os
 import shutil
+import subprocess
+import sys
 from io import StringIO
 from pathlib import Path
 
@@ -417,6 +421,25 @@ def test_export_then_import_into_an_empty_catalog_restores_identical_content(cat
     assert get_active_catalog().ids == list(before)  # catalog order survives
 
 
+def test_export_into_a_folder_with_package_files_is_refused_unless_replaced(catalog, tmp_path, curator):
+    folder = tmp_path / "export"
+    call_command("export_packages", str(folder), stdout=StringIO())
+    # A package earlier in the order shifts every file name: the old files would import twice.
+    package_create(acting_user=curator, package_id="LAB_HOLIDAYS", data=_content())
+    Package.objects.filter(package_id="LAB_HOLIDAYS").update(position=0)
+    (folder / "notes.txt").write_text("kept")
+
+    with pytest.raises(CommandError, match=r"already holds 15 package files.*--replace"):
+        call_command("export_packages", str(folder), stdout=StringIO())
+    assert len(list(folder.glob("*.md"))) == 15
+
+    call_command("export_packages", str(folder), "--replace", stdout=StringIO())
+
+    assert len(list(folder.glob("*.md"))) == 16 and (folder / "notes.txt").read_text() == "kept"
+    summary = packages_import(acting_user=None, directory=folder, dry_run=True)
+    assert len(summary.unchanged) == 16
+
+
 def test_export_can_include_inactive_packages(catalog, tmp_path):
     package_set_active(acting_user=None, package=_pkg("GENOME_SIZES"), active=False)
     assert len(packages_export(directory=tmp_path / "all", include_inactive=True)) == 15
@@ -439,3 +462,23 @@ def test_load_catalog_command_prints_its_summary(db):
 def test_windows_line_endings_do_not_change_the_body():
     text = "---\nid: LAB_HOLIDAYS\ntitle: T\nsummary: S\n---\nLinha 1\n\nLinha 2\n"
     assert parse_package_text(text.replace("\n", "\r\n")).data == parse_package_text(text).data
+
+
+@pytest.mark.parametrize(
+    ("value", "expected"),
+    [("none", []), ("/srv/catalog,/srv/extra", ["/srv/catalog", "/srv/extra"])],
+)
+def test_knowledge_catalog_dir_names_a_team_folder_or_none(value, expected):
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.base",
+        "DATABASE_URL": "postgres://postgres@127.0.0.1:5432/unused",  # not embedded: no var/ secret written
+        "SECRET_KEY": "settings-test",
+        "KNOWLEDGE_CATALOG_DIR": value,
+    }
+    code = "import json; from django.conf import settings; print(json.dumps([str(p) for p in settings.KNOWLEDGE_CATALOG_DIRS]))"
+    result = subprocess.run(
+        [sys.executable, "-c", code], env=env, cwd=settings.BASE_DIR, capture_output=True, text=True, timeout=60
+    )
+    assert result.returncode == 0, result.stderr
+    assert json.loads(result.stdout) == expected

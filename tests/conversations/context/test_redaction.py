@@ -116,3 +116,24 @@ def test_metadata_and_route_are_scanned():
     redacted, _ = redact_context(context)
     assert redacted["page"]["metadata"]["owner"] == MASK
     assert redacted["navigation"]["route"] == f"/employees/{MASK}"
+
+
+def test_route_params_naming_an_entity_are_identifiers_other_params_are_scanned():
+    # The authorizer checks <type>Id / <type>_id params again when a delta is applied to the
+    # stored base: masking them turned a legitimate delta into a 403.
+    context = make_context()
+    context["navigation"]["params"] = {
+        "workPermitId": "12345678909",
+        "address_id": "77",
+        "note": "ligar 123.456.789-09",
+        "mail": "x",
+    }
+    redacted, _ = redact_context(context)
+    assert redacted["navigation"]["params"] == {
+        "workPermitId": "12345678909",
+        "address_id": "77",
+        "note": f"ligar {MASK}",
+        "mail": MASK,
+    }
+    context["page"]["metadata"] = {"workPermitId": "12345678909"}  # only route params are entities
+    assert redact_context(context)[0]["page"]["metadata"]["workPermitId"] == MASK

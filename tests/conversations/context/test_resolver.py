@@ -352,3 +352,38 @@ def test_o_outro_among_several_asks_which_one():
     assert resolution.clarification.question == (
         "Você quer que eu explique o campo Tipo de Equipamento ou o campo Data de Início?"
     )
+
+
+@pytest.mark.parametrize(
+    ("message", "rewritten"),
+    [
+        (
+            "O que significa o campo abaixo?",
+            "O que significa o campo Data de Início do registro PT-2026-004821, na aba Componentes da Permissão de "
+            "Trabalho?",
+        ),
+        (
+            "Explain the field below.",
+            "Explain the Data de Início field of record PT-2026-004821, in the Componentes tab of Permissão de "
+            "Trabalho.",
+        ),
+        (
+            "¿Qué es el campo de abajo?",
+            "¿Qué es el campo Data de Início del registro PT-2026-004821, en la pestaña Componentes de Permissão de "
+            "Trabalho?",
+        ),
+    ],
+)
+def test_a_noun_before_above_or_below_is_one_reference_with_it(message, rewritten):
+    # Was "o campo no campo Data de Início…" / "the field in the Data de Início field…".
+    assert resolve(message, make_context()).rewritten_message == rewritten
+
+
+def test_this_before_a_preposition_is_the_pronoun_not_a_determiner():
+    # Was "Change this to (the Validade field …) 30 days": "to" taken for the noun after "this".
+    resolution = resolve("Change this to 30 days.", make_context())
+    assert resolution.intent == {"intent": "UPDATE_FIELD", "target": VALIDITY, "value": 30, "unit": "days"}
+    assert resolution.rewritten_message == (
+        "Change the Validade field of record PT-2026-004821, in the Componentes tab of Permissão de Trabalho "
+        "to 30 days."
+    )

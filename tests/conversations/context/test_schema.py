@@ -131,3 +131,12 @@ def test_the_compiled_fast_path_agrees_with_the_reference_validator():
         except Exception:
             fast = False
         assert fast == reference
+
+
+def test_a_context_version_beyond_the_stored_integer_is_named():
+    # The snapshot's version column is a 32-bit integer; a larger one used to pass the schema
+    # and fail later as a VALIDATION_ERROR on the model field "version", not the context field.
+    assert _errors(make_context(contextVersion=2**31)) == [
+        {"field": "contextVersion", "message": "violates maximum 2147483647"}
+    ]
+    validate_context_schema(make_context(contextVersion=2**31 - 1))

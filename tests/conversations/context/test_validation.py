@@ -100,3 +100,35 @@ def test_non_json_numbers_are_rejected_as_invalid():
     context["page"]["metadata"] = {"ratio": float("nan")}
     with pytest.raises(ContextValidationError):
         _validate(context)
+
+
+@pytest.mark.parametrize(
+    ("where", "field"),
+    [
+        (lambda c: c["page"].update(title="Permissão\x00"), "page.title"),
+        (lambda c: c["page"].update(metadata={"notes": ["ok", "a\x00b"]}), "page.metadata.notes[1]"),
+        (lambda c: c["page"].update(metadata={"k\x00": "v"}), "page.metadata.k\\u0000"),
+    ],
+)
+def test_a_nul_character_is_400_naming_the_field(where, field):
+    # PostgreSQL's jsonb cannot store U+0000: without this check the snapshot insert is a 500.
+    context = make_context()
+    where(context)
+    with pytest.raises(ContextValidationError) as exc:
+        _validate(context)
+    assert exc.value.errors == [{"field": field, "message": "must not contain the NUL character (U+0000)"}]
+
+
+def test_a_literal_backslash_u0000_is_ordinary_text():
+    context = make_context()
+    context["page"]["title"] = "C:\\u0000"
+    assert _validate(context).data["page"]["title"] == "C:\\u0000"
+
+
+def test_a_lone_surrogate_is_400_naming_the_field():
+    # "\ud800" is legal in JSON text but not Unicode: encoding the context used to raise a 500.
+    context = make_context()
+    context["tabs"][2]["title"] = "Docs\ud800"
+    with pytest.raises(ContextValidationError) as exc:
+        _validate(context)
+    assert exc.value.errors == [{"field": "tabs[2].title", "message": "is not valid Unicode text"}]

@@ -1,0 +1,194 @@
+"""The README's test command and .ci/run, run against stand-ins.
+
+The scripts are copied next to a stand-in bootstrap and install_browser, with a
+PATH holding only bash, dirname and stand-ins for pg_isready, redis-cli, python
+and npm, so these tests never start, stop or reach the real services.
+"""
+
+import os
+import shutil
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _stub(path: Path, body: str) -> None:
+    path.write_text("#!/bin/bash\n" + body + "\n")
+    path.chmod(0o755)
+
+
+@pytest.fixture
+def checkout(tmp_path):
+    """A copy of scripts/test and .ci/run whose tools are stand-ins."""
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    (root / ".ci").mkdir()
+    shutil.copy(ROOT / "scripts" / "test", root / "scripts" / "test")
+    shutil.copy(ROOT / ".ci" / "run", root / ".ci" / "run")
+    _stub(root / "scripts" / "bootstrap", ": # the virtualenv is a stand-in here")
+    _stub(root / "scripts" / "install_browser", "exit 0")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    _stub(bin_dir / "pg_isready", 'exit "${FAKE_PG:-0}"')
+    _stub(bin_dir / "redis-cli", 'exit "${FAKE_REDIS:-0}"')
+    _stub(bin_dir / "python", 'echo "python $*" >> "$FAKE_LOG"; exit "${FAKE_PYTEST_STATUS:-0}"')
+    return root, bin_dir
+
+
+def _run(checkout, command: str, *args: str, npm: bool = False, **fake: str) -> subprocess.CompletedProcess:
+    root, bin_dir = checkout
+    if npm:
+        _stub(bin_dir / "npm", 'echo "npm $*" >> "$FAKE_LOG"; exit "${FAKE_NPM_STATUS:-0}"')
+    env = {"PATH": str(bin_dir), "FAKE_LOG": str(root / "calls.log"), "HOME": str(root), **fake}
+    return subprocess.run(
+        [str(bin_dir / "bash"), str(root / command), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def _calls(checkout) -> list[str]:
+    log = checkout[0] / "calls.log"
+    return log.read_text().splitlines() if log.exists() else []
+
+
+def test_pytest_collecting_no_tests_fails_the_ci_run(checkout):
+    result = _run(checkout, ".ci/run", npm=True, FAKE_PYTEST_STATUS="5")
+    assert result.returncode == 1
+    assert "ERROR: pytest collected no tests." in result.stderr
+    assert _calls(checkout)[0] == "python -m pytest"
+
+
+def test_a_green_run_exits_zero_and_runs_the_js_tests(checkout):
+    result = _run(checkout, ".ci/run", npm=True)
+    assert result.returncode == 0, result.stderr
+    assert _calls(checkout) == ["python -m pytest", "npm test --prefix tests/js"]
+
+
+@pytest.mark.parametrize(("pytest_status", "npm_status", "expected"), [("1", "0", 1), ("0", "1", 1), ("2", "1", 2)])
+def test_a_failing_runner_fails_the_run(checkout, pytest_status, npm_status, expected):
+    result = _run(checkout, "scripts/test", npm=True, FAKE_PYTEST_STATUS=pytest_status, FAKE_NPM_STATUS=npm_status)
+    assert result.returncode == expected
+
+
+def test_arguments_go_to_pytest_and_skip_the_js_tests(checkout):
+    result = _run(checkout, "scripts/test", "-k", "catalog", npm=True)
+    assert result.returncode == 0
+    assert _calls(checkout) == ["python -m pytest -k catalog"]
+
+
+def test_without_npm_outside_ci_the_js_tests_are_skipped_with_a_warning(checkout):
+    # install_browser only warns without CI=true; the run must not then fail on "npm: not found".
+    result = _run(checkout, "scripts/test")
+    assert result.returncode == 0, result.stderr
+    assert "JavaScript tests (tests/js) did not run" in result.stderr
+
+
+def test_a_missing_postgresql_fails_clearly_before_pytest(checkout):
+    # No pg_ctlcluster on PATH: PostgreSQL is "not installed"; nothing falls back to SQLite.
+    result = _run(checkout, "scripts/test", npm=True, FAKE_PG="2")
+    assert result.returncode == 2
+    assert "ERROR: PostgreSQL is not reachable on 127.0.0.1:5432" in result.stderr
+    assert "apt-get install postgresql" in result.stderr
+    assert _calls(checkout) == []
+
+
+def test_a_missing_redis_fails_clearly_before_pytest(checkout):
+    result = _run(checkout, "scripts/test", npm=True, FAKE_REDIS="1")
+    assert result.returncode == 2
+    assert "ERROR: Redis is not reachable on 127.0.0.1:6379" in result.stderr
+    assert _calls(checkout) == []
+
+
+def test_the_test_settings_refuse_anything_but_postgresql_and_redis():
+    env = {**os.environ, "DJANGO_SETTINGS_MODULE": "config.settings.test"}
+    for name, url in (("TEST_DATABASE_URL", "sqlite:////tmp/contexto-never.sqlite3"), ("TEST_REDIS_URL", "")):
+        result = subprocess.run(
+            [sys.executable, "-c", "import django; django.setup()"],
+            env={**env, name: url},
+            cwd=ROOT,
+            capture_output=True,
+            text=True,
+            timeout=60,
+        )
+        assert result.returncode != 0, name
+        assert "ImproperlyConfigured" in result.stderr and name in result.stderr
+
+
+# --- scripts/run: stopping it stops what it started -------------------------------------
+
+
+@pytest.fixture
+def run_checkout(tmp_path):
+    """scripts/run with stand-ins: manage.py commands succeed, the server and worker sleep."""
+    root = tmp_path / "checkout"
+    (root / "scripts").mkdir(parents=True)
+    shutil.copy(ROOT / "scripts" / "run", root / "scripts" / "run")
+    _stub(root / "scripts" / "bootstrap", ":")
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    for tool in ("bash", "dirname", "rm", "mkdir", "sleep"):
+        (bin_dir / tool).symlink_to(shutil.which(tool))
+    _stub(
+        bin_dir / "python",
+        'case "$*" in *runserver*) echo "server $$" >> "$FAKE_LOG"; exec sleep 300;; esac\necho "python $*" >> "$FAKE_LOG"',
+    )
+    _stub(bin_dir / "celery", 'echo "worker $$" >> "$FAKE_LOG"; exec sleep 300')
+    return root, bin_dir
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _started(log: Path, names: set[str]) -> dict[str, int]:
+    deadline = time.monotonic() + 30
+    while time.monotonic() < deadline:
+        lines = log.read_text().splitlines() if log.exists() else []
+        pids = {line.split()[0]: int(line.split()[1]) for line in lines if line.split()[0] in names}
+        if set(pids) == names:
+            return pids
+        time.sleep(0.1)
+    raise AssertionError(f"not started: {names}")
+
+
+@pytest.mark.parametrize("broker", [False, True], ids=["embedded", "with-broker"])
+def test_stopping_scripts_run_stops_the_server_and_the_worker(run_checkout, broker):
+    root, bin_dir = run_checkout
+    log = root / "calls.log"
+    env = {"PATH": str(bin_dir), "FAKE_LOG": str(log), "HOME": str(root), "PORT": "8799"}
+    if broker:
+        env["REDIS_URL"] = "redis://127.0.0.1:6379/15"
+    process = subprocess.Popen(
+        [str(bin_dir / "bash"), str(root / "scripts" / "run")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    names = {"server", "worker"} if broker else {"server"}
+    try:
+        pids = _started(log, names)
+        process.terminate()  # what a service manager or `kill PID` sends to scripts/run
+        output, _ = process.communicate(timeout=20)
+    finally:
+        if process.poll() is None:
+            process.kill()
+    leftovers = [name for name, pid in pids.items() if _alive(pid)]
+    for name in leftovers:
+        os.kill(pids[name], 9)
+    assert leftovers == [], output
+    assert "python manage.py ensure_demo --base-url http://127.0.0.1:8799" in log.read_text()
