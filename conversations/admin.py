@@ -60,7 +60,7 @@ class SessionAdmin(admin.ModelAdmin):
     def has_add_permission(self, request):
         return False
 
-    @admin.action(description=_("Close selected sessions"))
+    @admin.action(description=_("Close selected sessions"), permissions=["change"])
     def close_sessions(self, request, queryset):
         closed = 0
         for session in queryset:
@@ -114,7 +114,9 @@ class HandoffStateFilter(admin.SimpleListFilter):
 class HandoffAdmin(admin.ModelAdmin):
     """The hand-off queue: open hand-offs first, filter by reason, mark resolved."""
 
-    list_display = ["id", "created_at", "reason", "detail", "session", "tenant", "resolved_at", "resolved_by"]
+    list_display = [
+        "id", "created_at", "reason_code", "reason", "detail", "session", "tenant", "resolved_at", "resolved_by"
+    ]
     list_filter = [HandoffStateFilter, "reason"]
     list_select_related = ["session", "session__tenant", "resolved_by"]
     search_fields = ["session__id", "detail"]
@@ -129,7 +131,12 @@ class HandoffAdmin(admin.ModelAdmin):
     def tenant(self, obj):
         return obj.session.tenant
 
-    @admin.action(description=_("Mark selected hand-offs resolved"))
+    # The stable code the API returns (handoff.reason), so operators and API clients speak alike.
+    @admin.display(description=_("reason code"), ordering="reason")
+    def reason_code(self, obj):
+        return obj.reason
+
+    @admin.action(description=_("Mark selected hand-offs resolved"), permissions=["change"])
     def mark_resolved(self, request, queryset):
         resolved = 0
         for handoff in queryset:

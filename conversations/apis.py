@@ -6,11 +6,29 @@ from rest_framework.views import APIView
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 from conversations.exceptions import InvalidIdempotencyKeyError
+from conversations.models import HandoffReason
 from conversations.selectors import session_get, session_messages
 from conversations.services import message_send, session_create
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_MESSAGE_CHARS = 8_000
+
+
+class JSONStringMixin:
+    """Accept only a JSON string: DRF's CharField turns ``5`` into ``"5"``, which hides a client bug."""
+
+    def to_internal_value(self, data):
+        if not isinstance(data, str):
+            raise serializers.ValidationError("Not a valid string.", code="invalid")
+        return super().to_internal_value(data)
+
+
+class StrictCharField(JSONStringMixin, serializers.CharField):
+    pass
+
+
+class StrictSlugField(JSONStringMixin, serializers.SlugField):
+    pass
 
 
 class SessionOutputSerializer(serializers.Serializer):
@@ -24,7 +42,8 @@ class SessionOutputSerializer(serializers.Serializer):
 
 
 class HandoffOutputSerializer(serializers.Serializer):
-    reason = serializers.CharField()
+    # The stable reason codes, listed in the schema so clients can switch on them.
+    reason = serializers.ChoiceField(choices=HandoffReason.choices)
     detail = serializers.CharField()
 
 
@@ -35,7 +54,7 @@ class PackageRefSerializer(serializers.Serializer):
 
 class SessionCreateApi(APIView):
     class InputSerializer(StrictSerializer):
-        agent = serializers.SlugField(required=False, allow_blank=True, max_length=64)
+        agent = StrictSlugField(required=False, allow_blank=True, max_length=64)
 
         class Meta:
             ref_name = "SessionCreateInput"
@@ -43,7 +62,11 @@ class SessionCreateApi(APIView):
     @extend_schema(
         summary="Start a session with an agent (the default agent when none is named)",
         request=InputSerializer,
-        responses={201: SessionOutputSerializer, 400: OpenApiResponse(description="AGENT_NOT_FOUND")},
+        responses={
+            201: SessionOutputSerializer,
+            400: OpenApiResponse(description="AGENT_NOT_FOUND, VALIDATION_ERROR"),
+            409: OpenApiResponse(description="NO_DEFAULT_AGENT"),
+        },
     )
     def post(self, request):
         serializer = self.InputSerializer(data=request.data)
@@ -68,7 +91,7 @@ class SessionMessagesApi(APIView):
     """GET lists the session's messages; POST sends one and runs the agent turn."""
 
     class InputSerializer(StrictSerializer):
-        message = serializers.CharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
+        message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
         # The UI AgentContext (camelCase JSON); validated by the context engine.
         context = serializers.JSONField(required=False, allow_null=True)
 
@@ -151,7 +174,10 @@ class SessionMessagesApi(APIView):
         responses={
             201: TurnOutputSerializer,
             404: OpenApiResponse(description="SESSION_NOT_FOUND"),
-            400: OpenApiResponse(description="INVALID_CONTEXT, CONTEXT_TIMESTAMP_IN_FUTURE"),
+            400: OpenApiResponse(
+                description="VALIDATION_ERROR, MALFORMED_REQUEST, INVALID_IDEMPOTENCY_KEY, INVALID_CONTEXT, "
+                "CONTEXT_TIMESTAMP_IN_FUTURE"
+            ),
             403: OpenApiResponse(description="CONTEXT_FORBIDDEN"),
             409: OpenApiResponse(
                 description="SESSION_NOT_OPEN, IDEMPOTENT_REQUEST_IN_PROGRESS, STALE_CONTEXT_AGE, "

@@ -16,6 +16,14 @@ from conversations.llm import LLMConfigError
 from conversations.llm.config import PROVIDERS
 
 
+def _is_number(value) -> bool:
+    return isinstance(value, (int, float)) and not isinstance(value, bool)
+
+
+def _is_int(value) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
 class Agent(models.Model):
     """A persona with its own system prompt; every agent shares the active catalog."""
 
@@ -29,6 +37,13 @@ class Agent(models.Model):
         "max_retries",
         "replay_fixture",
     )
+
+    REQUEST_OPTION_CHECKS = {
+        "temperature": (lambda v: _is_number(v) and 0 <= v <= 2, "a number from 0 to 2"),
+        "top_p": (lambda v: _is_number(v) and 0 < v <= 1, "a number above 0, at most 1"),
+        "max_tokens": (lambda v: _is_int(v) and v > 0, "a positive integer"),
+        "seed": (lambda v: _is_int(v), "an integer"),
+    }
 
     slug = models.SlugField(max_length=64, unique=True)
     name = models.CharField(max_length=200)
@@ -73,6 +88,14 @@ class Agent(models.Model):
         unknown = sorted(set(self.settings) - set(self.SETTINGS_KEYS))
         if unknown:
             raise ValidationError({"settings": f"Unknown keys: {', '.join(unknown)}."})
+        # Sent as-is with every call: a wrong type would make every turn hand off with an HTTP 400.
+        problems = [
+            f"{key} must be {expected}"
+            for key, (check, expected) in self.REQUEST_OPTION_CHECKS.items()
+            if key in self.settings and not check(self.settings[key])
+        ]
+        if problems:
+            raise ValidationError({"settings": "; ".join(problems) + "."})
         from conversations.llm_settings import agent_llm_settings  # avoid an import cycle at model load
 
         try:

@@ -176,6 +176,8 @@ SPECTACULAR_SETTINGS = {
     "SWAGGER_UI_DIST": "SIDECAR",
     "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
     "REDOC_DIST": "SIDECAR",
+    # A named enum: a generic "ReasonEnum" would collide with any other app's "reason" choices.
+    "ENUM_NAME_OVERRIDES": {"HandoffReasonEnum": "conversations.models.HandoffReason"},
 }
 
 # Request bodies above this size on /api/ get a 413 before any parsing.
@@ -265,6 +267,9 @@ LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
 MAX_AGENT_CALLS_PER_TURN = env.int("MAX_AGENT_CALLS_PER_TURN", default=10)
 # False: agents get the catalog alone and fetch every body with s=99 (the seed's original design).
 AGENT_KNOWLEDGE_ROUTER = env.bool("AGENT_KNOWLEDGE_ROUTER", default=True)
+# A turn unanswered this long died with its process; a retry with its Idempotency-Key runs again
+# instead of 409 forever. Keep it above the longest turn (GUNICORN_TIMEOUT in scripts/run).
+IDEMPOTENT_TURN_STALE_SECONDS = env.int("IDEMPOTENT_TURN_STALE_SECONDS", default=900)
 
 # --- Explanations ----------------------------------------------------------------
 

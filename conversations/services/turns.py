@@ -28,6 +28,7 @@ from typing import Any
 
 from django.conf import settings
 from django.db import transaction
+from django.utils import timezone
 
 from conversations.context.routing import focus_first
 from conversations.context.services import (
@@ -136,7 +137,19 @@ def request_fingerprint(*, text: str, context: Any) -> str:
     return hashlib.sha256(canonical.encode("utf-8", "surrogatepass")).hexdigest()
 
 
-def _idempotent_response(*, session: Session, key: str | None, fingerprint: str) -> dict | None:
+def idempotent_turn_stale_seconds() -> int:
+    return int(getattr(settings, "IDEMPOTENT_TURN_STALE_SECONDS", 900))
+
+
+def _idempotent_response(
+    *, session: Session, key: str | None, fingerprint: str, reclaim_abandoned: bool = False
+) -> dict | None:
+    """The stored response for a retried key; None when the key is new (or its turn was abandoned).
+
+    A turn still unanswered after ``IDEMPOTENT_TURN_STALE_SECONDS`` died with its process
+    (worker killed, deploy): its key would otherwise answer 409 forever. Under the session
+    lock (``reclaim_abandoned``) the dead inbound row is removed so the retry runs afresh.
+    """
     if not key:
         return None
     inbound = (
@@ -150,8 +163,20 @@ def _idempotent_response(*, session: Session, key: str | None, fingerprint: str)
         raise IdempotencyKeyReusedError(details={"idempotency_key": key})
     reply = getattr(inbound, "reply", None)
     if reply is None or reply.response is None:
-        raise IdempotentRequestInProgressError(details={"idempotency_key": key})
+        age = (timezone.now() - inbound.created_at).total_seconds()
+        if reply is not None or inbound.status != MessageStatus.RECEIVED or age < idempotent_turn_stale_seconds():
+            raise IdempotentRequestInProgressError(details={"idempotency_key": key})
+        if reclaim_abandoned:
+            _abandoned_turn_discard(session=session, inbound=inbound, age=age)
+        return None
     return reply.response
+
+
+def _abandoned_turn_discard(*, session: Session, inbound: Message, age: float) -> None:
+    Message.objects.filter(pk=inbound.pk, status=MessageStatus.RECEIVED, reply__isnull=True).delete()
+    if inbound.context_snapshot_id is not None:
+        ContextSnapshot.objects.filter(pk=inbound.context_snapshot_id, session=session).delete()
+    logger.warning("turn abandoned session=%s message=%s age_s=%d", session.pk, inbound.pk, age)
 
 
 # --- 2–4. context (issue 5) --------------------------------------------------------------
@@ -318,7 +343,7 @@ def _turn_open(*, session: Session, text: str, context: dict | None, key: str | 
     """Returns (inbound message, None) or (None, stored response) for an idempotent retry."""
     with transaction.atomic():
         locked = _session_lock(session.pk)
-        replay = _idempotent_response(session=locked, key=key, fingerprint=fingerprint)
+        replay = _idempotent_response(session=locked, key=key, fingerprint=fingerprint, reclaim_abandoned=True)
         if replay is not None:
             return None, replay
         if locked.status != SessionStatus.OPEN:

@@ -1,5 +1,7 @@
 """Operators' admin: agents, sessions with their messages, the hand-off queue."""
 
+import re
+
 import pytest
 
 from conversations.models import Handoff, Session
@@ -34,6 +36,21 @@ def test_handoff_queue_lists_open_handoffs_and_filters_by_reason(admin_client, h
 
     page = admin_client.get("/admin/conversations/handoff/?reason=uncertainty")
     assert [h.reason for h in page.context["cl"].result_list] == ["uncertainty"]
+
+
+def test_handoff_queue_shows_the_api_reason_codes_and_filters_on_each(admin_client, handoffs):
+    from conversations.models import HandoffReason
+
+    page = admin_client.get("/admin/conversations/handoff/")
+    cells = re.findall(r'<td class="field-reason_code">([^<]*)</td>', page.content.decode())
+    assert sorted(cells) == ["provider_unavailable", "uncertainty"]
+    for code in (
+        "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
+    ):
+        assert code in HandoffReason.values
+        page = admin_client.get(f"/admin/conversations/handoff/?reason={code}")
+        assert page.status_code == 200
+        assert {h.reason for h in page.context["cl"].result_list} <= {code}
 
 
 def test_mark_resolved_action_resolves_and_reopens_the_session(admin_client, handoffs):
@@ -97,3 +114,66 @@ def test_agent_is_editable_in_the_admin(admin_client, agents):
     assert "LLM_BASE_URL" in response.content.decode()
     agent.refresh_from_db()
     assert agent.name == "Comercial"
+
+
+# --- who may work the queue ----------------------------------------------------------------------
+
+
+def _logged_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def _resolve(client, handoff):
+    return client.post(
+        "/admin/conversations/handoff/", {"action": "mark_resolved", "_selected_action": [handoff.pk]}, follow=True
+    )
+
+
+def test_curators_work_the_handoff_queue_and_edit_agents(client, curator, handoffs, agents):
+    """The demo account is a curator: it reaches the queue, resolves hand-offs and edits agents."""
+    _logged_in(client, curator)
+    assert client.get("/admin/conversations/handoff/").status_code == 200
+    assert client.get(f"/admin/conversations/session/{handoffs['uncertainty'].session_id}/change/").status_code == 200
+
+    _resolve(client, handoffs["uncertainty"])
+
+    handoffs["uncertainty"].refresh_from_db()
+    assert handoffs["uncertainty"].resolved_by == curator
+    assert curator.has_perm("conversations.change_agent")
+
+
+def test_operators_resolve_handoffs_but_do_not_edit_agents(client, django_user_model, handoffs):
+    from django.contrib.auth.models import Group
+
+    from conversations.apps import OPERATORS_GROUP
+
+    operator = django_user_model.objects.create_user(username="op", password="x", is_staff=True)
+    operator.groups.add(Group.objects.get(name=OPERATORS_GROUP))
+    _logged_in(client, operator)
+
+    _resolve(client, handoffs["provider_unavailable"])
+
+    handoffs["provider_unavailable"].refresh_from_db()
+    assert handoffs["provider_unavailable"].resolved_by == operator
+    assert client.get("/admin/conversations/agent/").status_code == 200  # may read agents
+    assert not operator.has_perm("conversations.change_agent")
+    assert not operator.has_perm("knowledge.change_package")
+
+
+def test_staff_who_may_only_view_cannot_resolve_a_handoff(client, django_user_model, handoffs):
+    from django.contrib.auth.models import Permission
+
+    viewer = django_user_model.objects.create_user(username="viewer", password="x", is_staff=True)
+    viewer.user_permissions.add(Permission.objects.get(codename="view_handoff"))
+    _logged_in(client, viewer)
+    assert client.get("/admin/conversations/handoff/").status_code == 200
+
+    _resolve(client, handoffs["uncertainty"])
+
+    handoffs["uncertainty"].refresh_from_db()
+    assert handoffs["uncertainty"].resolved_at is None
+
+
+def test_staff_without_a_group_do_not_see_the_queue(client, staff_reader, handoffs):
+    assert _logged_in(client, staff_reader).get("/admin/conversations/handoff/").status_code == 403

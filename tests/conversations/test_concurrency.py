@@ -132,3 +132,41 @@ def test_provider_call_holds_no_transaction_or_session_lock(api_client, chat_ses
 
     assert send(api_client, chat_session, "oi").json()["reply"] == "ok"
     assert observed == {"locked_by_other": True}
+
+
+def test_a_fetch_waits_for_a_concurrent_writer_and_keeps_its_update(api_client, chat_session, scripted_llm):
+    """Deterministic lost-update check: another transaction holds the session row (as a concurrent
+    turn's fetch does) while this turn records its own fetch; both packages and both counts survive."""
+    from django.db import transaction
+
+    locked, release = threading.Event(), threading.Event()
+
+    def concurrent_fetch():
+        try:
+            with transaction.atomic():
+                row = Session.objects.select_for_update().get(pk=chat_session.pk)
+                locked.set()
+                release.wait(timeout=10)
+                row.collected_packages = [*row.collected_packages, "GENOME_SIZES"]
+                row.context_enrichment_count += 1
+                row.save(update_fields=["collected_packages", "context_enrichment_count"])
+        finally:
+            connections.close_all()
+
+    writer = threading.Thread(target=concurrent_fetch)
+
+    def model(request):
+        writer.start()
+        assert locked.wait(timeout=10)
+        # The turn records its fetch while the writer still holds the row; release it shortly after.
+        threading.Timer(0.3, release.set).start()
+        return {"s": 99, "context_needed": "PRICING_RULES"}
+
+    scripted_llm.call(model).reply_json({"s": 0, "message": "ok"})
+
+    assert send(api_client, chat_session, "Preço?").json()["status"] == "answered"
+    writer.join(timeout=10)
+
+    chat_session.refresh_from_db()
+    assert chat_session.collected_packages == ["GENOME_SIZES", "PRICING_RULES"]
+    assert chat_session.context_enrichment_count == 2

@@ -278,3 +278,107 @@ def test_offline_fetches_a_better_fitting_package_than_the_ones_delivered():
         .text
     )
     assert reply.fetch_target == "PRICING_RULES"
+
+
+# -- offline: never invents ------------------------------------------------------
+
+
+def _offline_turn(provider, question, catalog_items, bodies, *, max_calls=4):
+    """Follow the offline provider's s=99 requests the way the turn does; return the final reply."""
+    knowledge: list[KnowledgeItem] = []
+    for _ in range(max_calls):
+        reply = parse_agent_reply(
+            provider.complete(_request(user=question, knowledge=tuple(knowledge), catalog=catalog_items)).text
+        )
+        if reply.kind != "fetch":
+            return reply, knowledge
+        package_id = reply.fetch_target.removeprefix("::")
+        assert package_id in bodies, f"asked for a package that is not in the catalog: {package_id}"
+        assert package_id not in {k.package_id for k in knowledge}, "asked again for a delivered package"
+        title, body = bodies[package_id]
+        knowledge.append(KnowledgeItem(package_id, title, body))
+    raise AssertionError(f"no answer after {max_calls} calls for {question!r}")
+
+
+@pytest.mark.django_db
+def test_offline_answers_only_quote_delivered_text_and_name_its_package(catalog):
+    """Whatever is asked, the offline provider quotes a delivered package line for line, or says it does
+    not know; it never writes a sentence of its own."""
+    import random
+    import re
+
+    from conversations.llm.offline import DONT_KNOW_MESSAGE
+
+    catalog_items = tuple(
+        CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))
+        for e in catalog.entries
+    )
+    bodies = {e.package_id: (e.title, e.body) for e in catalog.entries}
+    vocabulary = sorted({w for e in catalog.entries for w in re.findall(r"\w{4,}", e.body)})
+    foreign = ["copa", "mongólia", "futebol", "bitcoin", "receita", "bolo", "astronauta", "vulcão", "xadrez"]
+    rng = random.Random(20261129)
+    questions = ["Qual o prazo do Sanger?", "Quanto custa?", "Quem ganhou a copa de 1970?", "?", "oi"]
+    for _ in range(100):  # word salad, partly off-topic
+        words = rng.sample(vocabulary, rng.randint(1, 5)) + rng.sample(foreign, rng.randint(0, 2))
+        rng.shuffle(words)
+        questions.append(" ".join(words) + "?")
+    body_words = [re.findall(r"\w+", e.body) for e in catalog.entries]
+    for _ in range(100):  # a phrase of some package, as a user might paraphrase it
+        words = rng.choice(body_words)
+        start = rng.randrange(max(len(words) - 6, 1))
+        questions.append(" ".join(words[start : start + rng.randint(3, 6)]) + "?")
+
+    provider = OfflineProvider()
+    answered = 0
+    for question in questions:
+        reply, delivered = _offline_turn(provider, question, catalog_items, bodies)
+        assert reply.kind == "answer", (question, reply)
+        if reply.message == DONT_KNOW_MESSAGE:
+            continue
+        answered += 1
+        quote, _, source = reply.message.rpartition("\n\nFonte: ")
+        match = re.fullmatch(r"(?:.* )?\((\w+)\)", source)
+        assert match, (question, source)
+        package_id = match.group(1)
+        assert package_id in {k.package_id for k in delivered}, (question, package_id)
+        body = bodies[package_id][1]
+        for line in quote.splitlines():
+            assert line.rstrip("…") in body, (question, package_id, line)
+    assert answered >= 60, answered  # the property is not vacuous
+
+
+# -- the settings module's own defaults (config/settings/base.py) -------------------
+
+
+def _base_settings_with(monkeypatch, **environ):
+    """Execute config/settings/base.py afresh (not the live settings) under the given environment."""
+    import importlib.util
+    from pathlib import Path
+
+    import config.settings.base as live
+
+    for name in ("LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES"):
+        monkeypatch.delenv(name, raising=False)
+    monkeypatch.setenv("SECRET_KEY", "test-only")
+    monkeypatch.setenv("DATABASE_URL", "sqlite:////tmp/unused.sqlite3")
+    for name, value in environ.items():
+        monkeypatch.setenv(name, value)
+    spec = importlib.util.spec_from_file_location("_base_settings_probe", Path(live.__file__))
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    names = ("LLM_PROVIDER", "LLM_BASE_URL", "LLM_MODEL", "LLM_TIMEOUT", "LLM_MAX_RETRIES")
+    return llm_settings_from_mapping({name: getattr(module, name) for name in names})
+
+
+@pytest.mark.parametrize(
+    "environ, provider",
+    [
+        ({}, "offline"),
+        ({"LLM_BASE_URL": "http://127.0.0.1:11434/v1"}, "openai"),
+        ({"LLM_BASE_URL": "http://127.0.0.1:11434/v1", "LLM_PROVIDER": ""}, "openai"),
+        ({"LLM_BASE_URL": "http://127.0.0.1:11434/v1", "LLM_PROVIDER": "offline"}, "offline"),
+    ],
+    ids=["nothing-set", "base-url", "base-url-empty-provider", "explicit-provider-wins"],
+)
+def test_the_settings_module_picks_the_provider(monkeypatch, environ, provider):
+    assert _base_settings_with(monkeypatch, **environ).provider == provider

@@ -94,3 +94,80 @@ def test_default_provider_follows_the_global_settings(settings, llm_server):
     settings.LLM_BASE_URL = llm_server.url
     llm_server.reply("olá")
     assert default_provider().complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"
+
+
+@pytest.mark.parametrize(
+    "options",
+    [
+        {"temperature": "0.2"},
+        {"temperature": 3},
+        {"top_p": 0},
+        {"max_tokens": "500"},
+        {"max_tokens": 0},
+        {"seed": 1.5},
+        {"seed": True},
+    ],
+)
+def test_agent_request_options_of_the_wrong_type_do_not_validate(agents, options):
+    agent = agents["comercial"]
+    agent.settings = options
+    with pytest.raises(ValidationError) as exc:
+        agent.full_clean()
+    assert list(exc.value.message_dict) == ["settings"]
+    assert next(iter(options)) in exc.value.message_dict["settings"][0]
+
+
+def test_agent_request_options_in_range_validate(agents):
+    agent = agents["comercial"]
+    agent.settings = {"temperature": 0, "top_p": 0.9, "max_tokens": 512, "seed": 7}
+    agent.full_clean()
+
+
+# --- the seed's cases as replay fixtures (LLM_PROVIDER=replay, through the API) -----------------
+
+SEED_CASES = {
+    "enrichment-then-answer": (
+        [{"s": 99, "context_needed": "SAMPLE_INSTRUCTIONS"}, {"s": 0, "message": "ok"}],
+        ("answered", None, ["SAMPLE_INSTRUCTIONS"], 1),
+    ),
+    "alias-PRECOS": (
+        [{"s": 99, "context_needed": "PRECOS"}, {"s": 0, "message": "ok"}],
+        ("answered", None, ["PRICING_RULES"], 1),
+    ),
+    "unknown-id": ([{"s": 99, "context_needed": "NAO_EXISTE"}], ("handoff", "uncertainty", [], 0)),
+    "third-request-over-budget": (
+        [{"s": 99, "context_needed": p} for p in ("PRICING_RULES", "GENOME_SIZES", "DELIVERY_TIMELINES")],
+        ("handoff", "budget_exceeded", ["PRICING_RULES", "GENOME_SIZES", "DELIVERY_TIMELINES"], 3),
+    ),
+    "repeated-id-counted-not-duplicated": (
+        [
+            {"s": 99, "context_needed": "PRICING_RULES"},
+            {"s": 99, "context_needed": "precos"},
+            {"s": 0, "message": "ok"},
+        ],
+        ("answered", None, ["PRICING_RULES"], 2),
+    ),
+    "agent-asks-for-a-person": ([{"s": 90, "reason": "negociação"}], ("handoff", "agent_request", [], 0)),
+    "unparseable": (['{"s": 0, "message": '], ("handoff", "invalid_reply", [], 0)),
+    "provider-outage": ([{"provider_unavailable": "timeout"}], ("handoff", "provider_unavailable", [], 0)),
+}
+
+
+@pytest.mark.parametrize("case", list(SEED_CASES))
+def test_seed_case_replayed_from_a_fixture(api_client, chat_session, settings, tmp_path, case):
+    import json
+
+    replies, (status, reason, collected, count) = SEED_CASES[case]
+    fixture = tmp_path / f"{case}.json"
+    fixture.write_text(json.dumps({"name": case, "turns": [{"user": "?", "replies": replies}]}))
+    settings.LLM_PROVIDER = "replay"
+    settings.LLM_REPLAY_FIXTURE = str(fixture)
+
+    response = send(api_client, chat_session, "Pergunta do caso")
+
+    assert response.status_code == 201
+    data = response.json()
+    assert (data["status"], (data["handoff"] or {}).get("reason")) == (status, reason)
+    chat_session.refresh_from_db()
+    assert (chat_session.collected_packages, chat_session.context_enrichment_count) == (collected, count)
+    assert chat_session.messages.count() == 2  # the turn is saved whatever happened

@@ -101,6 +101,71 @@ def test_message_body_is_validated(api_client, chat_session):
     assert not Message.objects.exists()
 
 
+@pytest.mark.parametrize(
+    "body, field, message",
+    [
+        ({}, "message", "This field is required."),
+        ({"message": ""}, "message", "This field may not be blank."),
+        ({"message": "   "}, "message", "This field may not be blank."),
+        ({"message": None}, "message", "This field may not be null."),
+        ({"message": "x" * 8001}, "message", "Ensure this field has no more than 8000 characters."),
+        ({"message": 123}, "message", "Not a valid string."),
+        ({"message": 1.5}, "message", "Not a valid string."),
+        ({"message": True}, "message", "Not a valid string."),
+        ({"message": ["oi"]}, "message", "Not a valid string."),
+        ({"message": {"text": "oi"}}, "message", "Not a valid string."),
+        ({"message": "a\x00b"}, "message", "Null characters are not allowed."),
+        ({"message": "oi", "text": "oi"}, "text", "Unknown field."),
+        ({"message": "oi", "context": "page=1"}, "context", "Must be a JSON object."),
+    ],
+    ids=[
+        "missing", "empty", "blank", "null", "too-long", "int", "float", "bool", "list", "object", "nul-char",
+        "unknown-field", "context-not-object",
+    ],
+)
+def test_bad_message_bodies_get_the_json_error_shape_and_leave_no_rows(
+    api_client, chat_session, scripted_llm, body, field, message
+):
+    response = api_client.post(f"/api/v1/sessions/{chat_session.pk}/messages", body, format="json")
+
+    assert response.status_code == 400, body
+    assert response.json() == {
+        "error": {
+            "code": "VALIDATION_ERROR",
+            "message": f"Invalid input: {field}: {message}",
+            "details": {"fields": {field: [message]}},
+        }
+    }
+    assert scripted_llm.requests == []
+    assert not Message.objects.exists()
+
+
+@pytest.mark.parametrize(
+    "raw, code",
+    [("{not json", "MALFORMED_REQUEST"), ('["oi"]', "VALIDATION_ERROR"), ('"oi"', "VALIDATION_ERROR")],
+    ids=["malformed", "list", "string"],
+)
+def test_a_body_that_is_not_a_json_object_is_rejected(api_client, chat_session, raw, code):
+    response = api_client.post(
+        f"/api/v1/sessions/{chat_session.pk}/messages", raw, content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert response.json()["error"]["code"] == code
+    assert set(response.json()["error"]) == {"code", "message", "details"}
+
+
+def test_a_message_of_the_maximum_length_is_accepted(api_client, chat_session, scripted_llm):
+    scripted_llm.reply("ok")
+    assert send(api_client, chat_session, "x" * 8000).status_code == 201
+
+
+def test_a_numeric_agent_slug_is_a_type_error(api_client, agents):
+    response = api_client.post("/api/v1/sessions", {"agent": 5}, format="json")
+    assert response.status_code == 400
+    assert response.json()["error"]["details"] == {"fields": {"agent": ["Not a valid string."]}}
+    assert not Session.objects.exists()
+
+
 def test_context_object_is_accepted(api_client, chat_session, scripted_llm):
     scripted_llm.reply("ok")
     response = send(api_client, chat_session, "oi", context=minimal_context())
@@ -196,6 +261,53 @@ def test_duplicate_while_the_first_is_running_is_a_conflict(api_client, chat_ses
     assert scripted_llm.requests == []
 
 
+def _stuck_inbound(chat_session, *, key, age_seconds):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    from conversations.services.turns import request_fingerprint
+
+    inbound = Message.objects.create(
+        session=chat_session,
+        role=MessageRole.USER,
+        text="oi",
+        status=MessageStatus.RECEIVED,
+        idempotency_key=key,
+        request_fingerprint=request_fingerprint(text="oi", context=None),
+    )
+    Message.objects.filter(pk=inbound.pk).update(created_at=timezone.now() - timedelta(seconds=age_seconds))
+    return inbound
+
+
+def test_a_retry_of_a_turn_abandoned_by_a_dead_worker_runs_again(api_client, chat_session, scripted_llm, settings):
+    settings.IDEMPOTENT_TURN_STALE_SECONDS = 600
+    stuck = _stuck_inbound(chat_session, key="k1", age_seconds=601)
+    scripted_llm.reply("De novo.")
+
+    response = send(api_client, chat_session, "oi", key="k1")
+
+    assert response.status_code == 201
+    assert response.json()["reply"] == "De novo."
+    assert not Message.objects.filter(pk=stuck.pk).exists()
+    roles = list(chat_session.messages.values_list("role", "status"))
+    assert roles == [("user", "processed"), ("assistant", "answered")]
+    assert send(api_client, chat_session, "oi", key="k1").json() == response.json()  # and is idempotent again
+    assert len(scripted_llm.requests) == 1
+
+
+def test_a_turn_younger_than_the_stale_limit_is_still_in_progress(api_client, chat_session, scripted_llm, settings):
+    settings.IDEMPOTENT_TURN_STALE_SECONDS = 600
+    stuck = _stuck_inbound(chat_session, key="k1", age_seconds=590)
+
+    response = send(api_client, chat_session, "oi", key="k1")
+
+    assert response.status_code == 409
+    assert response.json()["error"]["code"] == "IDEMPOTENT_REQUEST_IN_PROGRESS"
+    assert Message.objects.filter(pk=stuck.pk).exists()
+    assert scripted_llm.requests == []
+
+
 def test_bad_idempotency_key_is_rejected(api_client, chat_session):
     response = send(api_client, chat_session, "oi", key="x" * 201)
     assert response.status_code == 400
@@ -217,3 +329,64 @@ def test_logs_carry_ids_and_codes_never_text(api_client, chat_session, scripted_
     assert "provider unavailable" in caplog.text
     assert "SEGREDO" not in caplog.text
     assert "Regras de preço" not in caplog.text
+
+
+# --- paths that match no endpoint ---------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("path", ["/api/v1/sessions/abc/messages", "/api/v1/sessions/1/mesages", "/api/v1/session"])
+def test_a_post_to_an_unknown_api_path_is_a_json_404_even_with_csrf_checks(user, path):
+    from rest_framework.test import APIClient
+
+    client = APIClient(enforce_csrf_checks=True)  # like curl or a real API client: no CSRF cookie
+    client.credentials(HTTP_AUTHORIZATION=f"Token {user.auth_token.key}")
+
+    response = client.post(path, {"message": "oi"}, format="json")
+
+    assert response.status_code == 404
+    assert response.json()["error"]["code"] == "NOT_FOUND"
+
+
+def test_the_schema_lists_the_handoff_reason_codes(api_client):
+    schema = api_client.get("/api/schema/?format=json").json()
+
+    handoff = schema["components"]["schemas"]["HandoffOutput"]["properties"]["reason"]
+    assert handoff["$ref"] == "#/components/schemas/HandoffReasonEnum"
+    enum = schema["components"]["schemas"]["HandoffReasonEnum"]["enum"]
+    assert set(enum) >= {
+        "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
+    }
+
+
+def test_logs_never_carry_text_with_the_router_on(api_client, chat_session, scripted_llm, caplog, settings, curator):
+    from conversations.models import Handoff
+    from conversations.services import handoff_resolve
+
+    settings.AGENT_KNOWLEDGE_ROUTER = True
+    caplog.set_level(logging.DEBUG)
+    scripted_llm.reply_json({"s": 99, "context_needed": "PRECOS"}).reply_json({"s": 0, "message": "SEGREDO-R1"})
+    scripted_llm.reply('{"s": 0, "message": "SEGREDO-R2"')  # unparseable → invalid_reply
+    scripted_llm.reply_json({"s": 99, "context_needed": "SEGREDO-ID"})  # unknown → uncertainty
+    scripted_llm.reply_json({"s": 90, "reason": "SEGREDO-MOTIVO"})
+
+    for n, text in enumerate(["SEGREDO-P1 preço do sequenciamento", "SEGREDO-P2", "SEGREDO-P3", "SEGREDO-P4"]):
+        assert send(api_client, chat_session, text).status_code == 201
+        if n:
+            handoff_resolve(acting_user=curator, handoff=Handoff.objects.filter(resolved_at__isnull=True).get())
+
+    reasons = list(Handoff.objects.order_by("id").values_list("reason", flat=True))
+    assert reasons == ["invalid_reply", "uncertainty", "agent_request"]
+    assert "route_context" in caplog.text and "turn finished" in caplog.text
+    assert "SEGREDO" not in caplog.text
+    assert "sequenciamento" not in caplog.text
+
+
+def test_a_session_id_beyond_bigint_is_not_found(api_client, agents):
+    huge = "9" * 25
+    for response in (
+        api_client.get(f"/api/v1/sessions/{huge}"),
+        api_client.get(f"/api/v1/sessions/{huge}/messages"),
+        api_client.post(f"/api/v1/sessions/{huge}/messages", {"message": "oi"}, format="json"),
+    ):
+        assert response.status_code == 404
+        assert response.json()["error"]["code"] == "SESSION_NOT_FOUND"
