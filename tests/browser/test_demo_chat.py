@@ -295,3 +295,15 @@ def test_the_focus_decides_which_package_answers_isso(chat):
     assert "Fonte: Permissão de Trabalho (PT) (WORK_PERMIT_OVERVIEW)" in whole["text"]
     for turn in (documents, components, whole):
         assert {p["id"] for p in turn["response"]["packages"]} <= WORK_PERMIT_PACKAGES, turn["response"]
+
+
+def test_a_context_the_server_finds_too_big_is_not_reported_as_unsent(chat, settings):
+    settings.CONTEXT_MAX_BYTES = 1024  # an operator's lower limit: the client's 5,120 lets it through
+    page = chat
+    page.fill("#chat-input", "Explique isso.")
+    page.click("#chat-send")
+    page.wait_for_selector("#chat-error:not([hidden])")
+    error = page.inner_text("#chat-error")
+    assert "Contexto grande demais" in error and "limite 1024" in error
+    assert "O servidor recusou a mensagem" in error and "Nada foi enviado" not in error
+    assert any(r.url.endswith("/messages") for r in page.api_requests)

@@ -299,7 +299,9 @@ async function ask(text) {
     renderReply(reply, text);
   } catch (error) {
     if (error.code === "CONTEXT_SIZE_LIMIT_EXCEEDED") {
-      showError(`Contexto grande demais (${error.details.size} bytes; limite ${error.details.limit}). Nada foi enviado.`);
+      // No status: contexto.js refused it before any request; a status: the server (a lower limit) did.
+      const where = error.status ? "O servidor recusou a mensagem." : "Nada foi enviado.";
+      showError(`Contexto grande demais (${error.details.size} bytes; limite ${error.details.limit}). ${where}`);
     } else {
       showError(`${error.code || "ERRO"}: ${error.message}`);
     }
