@@ -306,6 +306,7 @@ USE_I18N = True
 USE_TZ = True
 STATIC_URL = "static/"
 STATIC_ROOT = VAR_DIR / "static"
+STATIC_ROOT.mkdir(exist_ok=True)  # WhiteNoise warns on every request until collectstatic fills it
 
 # --- Logging: ids, statuses, counts and durations only; never message text -------
 
