@@ -587,11 +587,21 @@ def message_send(
                 catalog_version=get_active_catalog().version,
             )
         else:
-            ontology = _ontology_for_turn(session=session, text=turn_context.user_text or inbound.text)
-            outcome = _ontology_interruption(ontology) or _agent_loop(
-                session=session, inbound=inbound, turn_context=turn_context, ontology=ontology
-            )
-            _ontology_finish(outcome, ontology)
+            try:
+                ontology = _ontology_for_turn(session=session, text=turn_context.user_text or inbound.text)
+            except Exception as exc:  # noqa: BLE001 - the ontology boundary
+                # Its guardian and caveat rules protect the user: without them, a human answers.
+                logger.error("turn.ontology_failed session=%s error=%s", session.pk, exc.__class__.__name__)
+                outcome = TurnOutcome.handoff(
+                    HandoffReason.UNCERTAINTY,
+                    "The ontology route failed for this message.",
+                    catalog_version=get_active_catalog().version,
+                )
+            else:
+                outcome = _ontology_interruption(ontology) or _agent_loop(
+                    session=session, inbound=inbound, turn_context=turn_context, ontology=ontology
+                )
+                _ontology_finish(outcome, ontology)
         total_ms = _ms_since(started)
         timings = {"total": total_ms, "llm": outcome.llm_ms, "overhead": max(total_ms - outcome.llm_ms, 0)}
         response = _turn_close(

@@ -128,3 +128,22 @@ def test_a_long_message_to_an_ontology_agent_is_routed_on_its_opening(
     response = send(api_client, session, message)
     assert response.status_code == 201, response.json()
     assert response.json()["ontology"]["pattern"] == "diagnosis"
+
+
+def test_a_failing_ontology_route_hands_off_instead_of_a_500(api_client, session, scripted_llm, monkeypatch):
+    # The ontology carries the guardian and risk rules; without it the agent must not answer alone.
+    import ontology.services
+
+    def broken(**kwargs):
+        raise RuntimeError("index unavailable")
+
+    monkeypatch.setattr(ontology.services, "ontology_route", broken)
+
+    response = send(api_client, session, SEED_MESSAGE)
+
+    assert response.status_code == 201
+    body = response.json()
+    assert body["status"] == "handoff"
+    assert body["handoff"]["reason"] == "uncertainty"
+    assert scripted_llm.requests == []
+    assert Handoff.objects.filter(session=session, reason="uncertainty").count() == 1
