@@ -7,7 +7,7 @@ nothing changed; after any change, the next call in every process rebuilds.
 import threading
 from dataclasses import dataclass, field
 
-from knowledge.ids import PROCEDURE_PREFIX, normalize_package_key
+from knowledge.ids import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
 from knowledge.models import Package
 from knowledge.selectors import catalog_version_get
 
@@ -60,12 +60,7 @@ class Catalog:
 
     def resolve(self, requested: object) -> PackageEntry | None:
         """An active package by ID or alias (accents, case, separators ignored; '::' allowed)."""
-        if not isinstance(requested, str):
-            return None
-        value = requested.strip()
-        if value.startswith(PROCEDURE_PREFIX):
-            value = value[len(PROCEDURE_PREFIX) :]
-        key = normalize_package_key(value)
+        key = requested_package_key(requested)
         return self._by_key.get(key) if key else None
 
     def render(self) -> str:

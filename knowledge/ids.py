@@ -29,6 +29,16 @@ def normalize_package_key(value: str) -> str:
     return _UNDERSCORES_RE.sub("_", key).strip("_")
 
 
+def requested_package_key(requested: object) -> str:
+    """The normalized key of what an agent or user asked for ("::id" allowed); "" if nothing usable."""
+    if not isinstance(requested, str):
+        return ""
+    value = requested.strip()
+    if value.startswith(PROCEDURE_PREFIX):
+        value = value[len(PROCEDURE_PREFIX) :]
+    return normalize_package_key(value)
+
+
 def resolve_package_id(
     requested: object,
     available_ids: Iterable[str],
@@ -40,12 +50,7 @@ def resolve_package_id(
     A leading "::" (procedure invocation) is accepted and ignored. Returns the
     canonical package ID, or None when nothing available matches.
     """
-    if not isinstance(requested, str):
-        return None
-    value = requested.strip()
-    if value.startswith(PROCEDURE_PREFIX):
-        value = value[len(PROCEDURE_PREFIX) :]
-    key = normalize_package_key(value)
+    key = requested_package_key(requested)
     if not key:
         return None
     by_key = {normalize_package_key(pid): pid for pid in available_ids}
