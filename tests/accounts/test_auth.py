@@ -113,3 +113,14 @@ def test_ensure_demo_prints_where_the_app_is_served(db, capsys):
     assert "at http://127.0.0.1:8790/admin/" in out
     assert "http://127.0.0.1:8790/api/v1/packages" in out
     assert ":8000" not in out
+
+
+def test_create_tenant_then_a_token_for_it(db, capsys):
+    call_command("create_tenant", "initech", "--name", "Initech")
+    assert "created" in capsys.readouterr().out
+    call_command("create_api_token", "peter", "--tenant", "initech", "--create-user")
+    assert len(capsys.readouterr().out.strip()) == 40
+    with pytest.raises(CommandError, match="already exists"):
+        call_command("create_tenant", "initech")
+    with pytest.raises(CommandError, match="slug"):
+        call_command("create_tenant", "Not A Slug")
