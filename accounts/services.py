@@ -7,7 +7,6 @@ from accounts.models import Membership, Tenant
 from knowledge.permissions import curators_group_ensure
 
 
-
 @transaction.atomic
 def tenant_get_or_create(*, slug: str, name: str | None = None) -> Tenant:
     tenant = Tenant.objects.filter(slug=slug).first()

@@ -446,7 +446,15 @@ class FetchFeedbackAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     list_filter = ["tenant"]
     list_select_related = ["tenant"]
     search_fields = ["package_id", "query_key"]
-    readonly_fields = ["query_key", "package_id", "tenant", "listed_then_fetched", "weight", "last_fetched_at", "created_at"]
+    readonly_fields = [
+        "query_key",
+        "package_id",
+        "tenant",
+        "listed_then_fetched",
+        "weight",
+        "last_fetched_at",
+        "created_at",
+    ]
 
     @admin.display(description="weight now")
     def current_weight(self, obj: FetchFeedback) -> str:

@@ -178,6 +178,10 @@ def _ontology_block(request, data) -> dict | None:
     from ontology.services import ontology_for_caller  # ontology already builds on knowledge.retrieval
 
     return ontology_for_caller(
-        tenant=request.tenant, user=request.user, message=data["message"], skills=data.get("skills"),
-        external_user_id=data.get("external_user_id", ""), origin="context",
+        tenant=request.tenant,
+        user=request.user,
+        message=data["message"],
+        skills=data.get("skills"),
+        external_user_id=data.get("external_user_id", ""),
+        origin="context",
     )

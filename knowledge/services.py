@@ -142,7 +142,9 @@ def package_create(*, acting_user, package_id: str, data: dict, note: str = "", 
 
 
 @transaction.atomic
-def package_update(*, acting_user, package: Package, data: dict, note: str = "", action: str = Action.EDITED) -> Package:
+def package_update(
+    *, acting_user, package: Package, data: dict, note: str = "", action: str = Action.EDITED
+) -> Package:
     """Save new content. Editing a bundled package makes it an active override."""
     state = _lock_catalog()
     package = Package.objects.select_for_update().get(pk=package.pk)
