@@ -182,7 +182,13 @@ def _abandoned_turn_discard(*, session: Session, inbound: Message, age: float) -
 # --- 2–4. context (issue 5) --------------------------------------------------------------
 
 
-EMPTY_CONTEXT_FIELDS = {"intent": None, "recordChange": None, "clarification": None, "resolution": None}
+EMPTY_CONTEXT_FIELDS = {
+    "intent": None,
+    "recordChange": None,
+    "clarification": None,
+    "resolution": None,
+    "action": None,
+}
 
 
 def _context_validate(*, acting_user, tenant, session: Session, context: dict | None) -> PreparedContext | None:
@@ -219,8 +225,31 @@ def _references_resolve(*, session: Session, inbound: Message, context: Prepared
         },
         user_text=resolution.rewritten_message,
         prompt_context=turn.prompt_context,
-        response_fields=turn.response_fields(),
+        response_fields={**turn.response_fields(), "action": None},
     )
+
+
+# --- 4b. actions: an UPDATE_FIELD intent goes to the action chain, never to the model --------------
+
+
+def _action_step(
+    *, acting_user, session: Session, inbound: Message, context: PreparedContext | None, turn_context: TurnContext
+) -> TurnOutcome | None:
+    """Planner, policy and preview (``TURN_ACTION_HANDLER``, the actions app) answer instead of the LLM."""
+    path = getattr(settings, "TURN_ACTION_HANDLER", "")
+    if not path or not turn_context.response_fields.get("intent"):
+        return None
+    from django.utils.module_loading import import_string
+
+    result = import_string(path)(
+        session=session, inbound=inbound, user=acting_user, context=context, fields=turn_context.response_fields
+    )
+    if result is None:
+        return None
+    turn_context.response_fields["action"] = result["action"]
+    if result.get("clarification"):
+        turn_context.response_fields["clarification"] = result["clarification"]
+    return TurnOutcome(status=result["status"], reply=result["reply"], catalog_version=get_active_catalog().version)
 
 
 # --- 5. knowledge set ----------------------------------------------------------------------
@@ -586,6 +615,10 @@ def message_send(
                 reply=turn_context.clarification,
                 catalog_version=get_active_catalog().version,
             )
+        elif action_outcome := _action_step(
+            acting_user=acting_user, session=session, inbound=inbound, context=context, turn_context=turn_context
+        ):
+            outcome = action_outcome
         else:
             try:
                 ontology = _ontology_for_turn(session=session, text=turn_context.user_text or inbound.text)
