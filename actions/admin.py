@@ -50,8 +50,12 @@ class CapabilityAdmin(admin.ModelAdmin):
                     level=messages.SUCCESS,
                 )
                 return redirect("admin:actions_capability_changelist")
-        context = {**self.admin_site.each_context(request), "form": form, "opts": self.model._meta,
-                   "title": "Import capabilities"}  # fmt: skip
+        context = {
+            **self.admin_site.each_context(request),
+            "form": form,
+            "opts": self.model._meta,
+            "title": "Import capabilities",
+        }
         return TemplateResponse(request, "admin/actions/capability/import.html", context)
 
 

@@ -33,12 +33,21 @@ ActionOutputSerializer = inline_serializer(
         "id": serializers.UUIDField(),
         "capability": serializers.CharField(allow_null=True),
         "status": serializers.ChoiceField(
-            choices=["proposed", "needs_confirmation", "denied", "confirmed", "executing", "executed", "verified",
-                     "failed"]  # fmt: skip
+            choices=[
+                "proposed",
+                "needs_confirmation",
+                "denied",
+                "confirmed",
+                "executing",
+                "executed",
+                "verified",
+                "failed",
+            ]
         ),
         "reason": serializers.CharField(allow_null=True),
         "preview": serializers.DictField(
-            allow_null=True, help_text="{target, label, entity, before, after, value, unit, expiresAt, confirmationToken}"
+            allow_null=True,
+            help_text="{target, label, entity, before, after, value, unit, expiresAt, confirmationToken}",
         ),
         "execution": serializers.ChoiceField(choices=["webhook", "client"], allow_null=True),
         "target": serializers.CharField(),
@@ -63,7 +72,9 @@ class CapabilityListApi(APIView):
 
 
 class ActionDetailApi(APIView):
-    @extend_schema(summary="One action of the caller's tenant", responses={200: ActionOutputSerializer, 404: ERRORS_404})
+    @extend_schema(
+        summary="One action of the caller's tenant", responses={200: ActionOutputSerializer, 404: ERRORS_404}
+    )
     def get(self, request, action_id):
         return Response(action_payload(action_get(tenant=request.tenant, action_id=action_id)))
 

@@ -3,7 +3,6 @@ change and its life) and the immutable audit trail of every step."""
 
 from __future__ import annotations
 
-
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.core.validators import RegexValidator
@@ -30,7 +29,9 @@ class Capability(models.Model):
     label = models.CharField(max_length=200)
     description = models.TextField(blank=True)
     intent = models.CharField(max_length=32, choices=Intent.choices, default=Intent.UPDATE_FIELD)
-    semantic_ids = models.JSONField(default=list, help_text="UI semantic ids it acts on (a parent covers its children).")
+    semantic_ids = models.JSONField(
+        default=list, help_text="UI semantic ids it acts on (a parent covers its children)."
+    )
     entity_type = models.CharField(
         max_length=100, blank=True, help_text="The selected record's entityType it changes (empty: any record)."
     )
@@ -65,8 +66,10 @@ class Capability(models.Model):
         from actions.schema import schema_problems
 
         errors = {}
-        if not isinstance(self.semantic_ids, list) or not self.semantic_ids or not all(
-            isinstance(s, str) and s for s in self.semantic_ids
+        if (
+            not isinstance(self.semantic_ids, list)
+            or not self.semantic_ids
+            or not all(isinstance(s, str) and s for s in self.semantic_ids)
         ):
             errors["semantic_ids"] = "A non-empty list of semantic ids."
         if not isinstance(self.roles, list) or not all(isinstance(r, str) for r in self.roles):
@@ -107,7 +110,9 @@ class Action(models.Model):
 
     # Allowed transitions; anything else is a domain error.
     TRANSITIONS: dict[str, frozenset[str]] = {
-        ActionStatus.PROPOSED: frozenset({ActionStatus.NEEDS_CONFIRMATION, ActionStatus.DENIED, ActionStatus.CONFIRMED}),
+        ActionStatus.PROPOSED: frozenset(
+            {ActionStatus.NEEDS_CONFIRMATION, ActionStatus.DENIED, ActionStatus.CONFIRMED}
+        ),
         ActionStatus.NEEDS_CONFIRMATION: frozenset({ActionStatus.CONFIRMED, ActionStatus.DENIED}),
         ActionStatus.CONFIRMED: frozenset({ActionStatus.EXECUTING, ActionStatus.VERIFIED, ActionStatus.FAILED}),
         ActionStatus.EXECUTING: frozenset({ActionStatus.EXECUTED, ActionStatus.VERIFIED, ActionStatus.FAILED}),
@@ -218,5 +223,3 @@ class ActionAudit(models.Model):
 
     def delete(self, *args, **kwargs):
         raise ValidationError("Audit rows are immutable.")
-
-

@@ -33,6 +33,11 @@ TEXTS: dict[str, dict[str, str]] = {
         "en": "That action is no longer available.",
         "es": "Esa acción ya no está disponible.",
     },
+    "preview_expired": {
+        "pt": "A proposta de alterar o campo {label} expirou; peça de novo para ver uma nova.",
+        "en": "The proposal to change the {label} field expired; ask again to get a new one.",
+        "es": "La propuesta de cambiar el campo {label} expiró; pídala de nuevo.",
+    },
     "preview": {
         "pt": "Vou alterar o campo {label} de {entity} de {before} para {after}. Confirma?",
         "en": "I will change the {label} field of {entity} from {before} to {after}. Do you confirm?",

@@ -113,9 +113,11 @@ def expected_form(schema: dict, *, language: str, label: str) -> str:
         of_unit = {"pt": f" de {words}", "en": f" of {words}", "es": f" de {words}"}.get(language, "") if words else ""
         bounds = ""
         if low is not None and high is not None:
-            bounds = {"pt": f" entre {low} e {high}", "en": f" from {low} to {high}", "es": f" entre {low} y {high}"}.get(
-                language, ""
-            )
+            bounds = {
+                "pt": f" entre {low} e {high}",
+                "en": f" from {low} to {high}",
+                "es": f" entre {low} y {high}",
+            }.get(language, "")
         return {
             "pt": f"O campo {label} recebe {number}{of_unit}{bounds}. Qual valor devo usar?",
             "en": f"The {label} field takes {number}{of_unit}{bounds}. Which value should I use?",

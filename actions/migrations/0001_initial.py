@@ -7,101 +7,257 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('accounts', '0001_initial'),
-        ('conversations', '0004_agent_ontology_guardian'),
+        ("accounts", "0001_initial"),
+        ("conversations", "0004_agent_ontology_guardian"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Capability',
+            name="Capability",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('capability_id', models.CharField(max_length=200, unique=True, validators=[django.core.validators.RegexValidator('^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z][A-Za-z0-9_-]*)+$', 'A dotted id such as workPermit.equipment.updateValidity.')])),
-                ('label', models.CharField(max_length=200)),
-                ('description', models.TextField(blank=True)),
-                ('intent', models.CharField(choices=[('UPDATE_FIELD', 'Update a field')], default='UPDATE_FIELD', max_length=32)),
-                ('semantic_ids', models.JSONField(default=list, help_text='UI semantic ids it acts on (a parent covers its children).')),
-                ('entity_type', models.CharField(blank=True, help_text="The selected record's entityType it changes (empty: any record).", max_length=100)),
-                ('parameters_schema', models.JSONField(default=dict, help_text='JSON Schema of {"value", "unit"} (type, unit, range, enum, format: date).')),
-                ('roles', models.JSONField(blank=True, default=list, help_text='Membership roles allowed (member, admin); empty: every member.')),
-                ('requires_confirmation', models.BooleanField(default=True)),
-                ('execution', models.CharField(choices=[('webhook', "Webhook (the host application's URL)"), ('client', 'Client (the front end applies it and reports back)')], default='client', max_length=16)),
-                ('webhook_url', models.URLField(blank=True, max_length=500)),
-                ('webhook_timeout_seconds', models.FloatField(default=5.0)),
-                ('messages', models.JSONField(blank=True, default=dict, help_text='The verified sentence per language, with {value}: {"pt": "A validade do equipamento foi alterada para {value}."}')),
-                ('is_active', models.BooleanField(default=True, verbose_name='active')),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                (
+                    "capability_id",
+                    models.CharField(
+                        max_length=200,
+                        unique=True,
+                        validators=[
+                            django.core.validators.RegexValidator(
+                                "^[A-Za-z][A-Za-z0-9_-]*(\\.[A-Za-z][A-Za-z0-9_-]*)+$",
+                                "A dotted id such as workPermit.equipment.updateValidity.",
+                            )
+                        ],
+                    ),
+                ),
+                ("label", models.CharField(max_length=200)),
+                ("description", models.TextField(blank=True)),
+                (
+                    "intent",
+                    models.CharField(
+                        choices=[("UPDATE_FIELD", "Update a field")], default="UPDATE_FIELD", max_length=32
+                    ),
+                ),
+                (
+                    "semantic_ids",
+                    models.JSONField(
+                        default=list, help_text="UI semantic ids it acts on (a parent covers its children)."
+                    ),
+                ),
+                (
+                    "entity_type",
+                    models.CharField(
+                        blank=True,
+                        help_text="The selected record's entityType it changes (empty: any record).",
+                        max_length=100,
+                    ),
+                ),
+                (
+                    "parameters_schema",
+                    models.JSONField(
+                        default=dict,
+                        help_text='JSON Schema of {"value", "unit"} (type, unit, range, enum, format: date).',
+                    ),
+                ),
+                (
+                    "roles",
+                    models.JSONField(
+                        blank=True,
+                        default=list,
+                        help_text="Membership roles allowed (member, admin); empty: every member.",
+                    ),
+                ),
+                ("requires_confirmation", models.BooleanField(default=True)),
+                (
+                    "execution",
+                    models.CharField(
+                        choices=[
+                            ("webhook", "Webhook (the host application's URL)"),
+                            ("client", "Client (the front end applies it and reports back)"),
+                        ],
+                        default="client",
+                        max_length=16,
+                    ),
+                ),
+                ("webhook_url", models.URLField(blank=True, max_length=500)),
+                ("webhook_timeout_seconds", models.FloatField(default=5.0)),
+                (
+                    "messages",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text='The verified sentence per language, with {value}: {"pt": "A validade do equipamento foi alterada para {value}."}',
+                    ),
+                ),
+                ("is_active", models.BooleanField(default=True, verbose_name="active")),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
             ],
             options={
-                'verbose_name_plural': 'capabilities',
-                'ordering': ['capability_id'],
+                "verbose_name_plural": "capabilities",
+                "ordering": ["capability_id"],
             },
         ),
         migrations.CreateModel(
-            name='ActionAudit',
+            name="ActionAudit",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('action_id', models.UUIDField(db_index=True)),
-                ('step', models.CharField(choices=[('proposed', 'Proposed'), ('previewed', 'Previewed'), ('confirmed', 'Confirmed'), ('denied', 'Denied'), ('executed', 'Executed'), ('verified', 'Verified'), ('failed', 'Failed')], max_length=16)),
-                ('reason', models.CharField(blank=True, max_length=64)),
-                ('actor_role', models.CharField(blank=True, max_length=32)),
-                ('capability_id', models.CharField(blank=True, max_length=200)),
-                ('parameters_hash', models.CharField(blank=True, max_length=64)),
-                ('entity_hash', models.CharField(blank=True, max_length=64)),
-                ('context_hash', models.CharField(blank=True, max_length=64)),
-                ('utterance_hash', models.CharField(blank=True, max_length=64)),
-                ('duration_ms', models.PositiveIntegerField(default=0)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('actor', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='+', to='accounts.tenant')),
+                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
+                ("action_id", models.UUIDField(db_index=True)),
+                (
+                    "step",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("previewed", "Previewed"),
+                            ("confirmed", "Confirmed"),
+                            ("denied", "Denied"),
+                            ("executed", "Executed"),
+                            ("verified", "Verified"),
+                            ("failed", "Failed"),
+                        ],
+                        max_length=16,
+                    ),
+                ),
+                ("reason", models.CharField(blank=True, max_length=64)),
+                ("actor_role", models.CharField(blank=True, max_length=32)),
+                ("capability_id", models.CharField(blank=True, max_length=200)),
+                ("parameters_hash", models.CharField(blank=True, max_length=64)),
+                ("entity_hash", models.CharField(blank=True, max_length=64)),
+                ("context_hash", models.CharField(blank=True, max_length=64)),
+                ("utterance_hash", models.CharField(blank=True, max_length=64)),
+                ("duration_ms", models.PositiveIntegerField(default=0)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "actor",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.PROTECT, related_name="+", to="accounts.tenant"
+                    ),
+                ),
             ],
             options={
-                'ordering': ['created_at', 'id'],
-                'indexes': [models.Index(fields=['tenant', '-created_at'], name='actions_act_tenant__caff62_idx')],
+                "ordering": ["created_at", "id"],
+                "indexes": [models.Index(fields=["tenant", "-created_at"], name="actions_act_tenant__caff62_idx")],
             },
         ),
         migrations.CreateModel(
-            name='Action',
+            name="Action",
             fields=[
-                ('id', models.UUIDField(editable=False, primary_key=True, serialize=False)),
-                ('message_id', models.BigIntegerField(blank=True, help_text='The inbound message that asked for it.', null=True)),
-                ('intent', models.CharField(max_length=32)),
-                ('target', models.CharField(help_text='The semantic id of the field.', max_length=200)),
-                ('target_label', models.CharField(blank=True, max_length=200)),
-                ('entity_type', models.CharField(blank=True, max_length=100)),
-                ('entity_id', models.CharField(blank=True, max_length=200)),
-                ('entity_name', models.CharField(blank=True, max_length=200)),
-                ('parameters', models.JSONField(default=dict, help_text='{"value", "unit"} as resolved from the message.')),
-                ('language', models.CharField(default='pt', max_length=8)),
-                ('status', models.CharField(choices=[('proposed', 'Proposed'), ('needs_confirmation', 'Needs confirmation'), ('denied', 'Denied'), ('confirmed', 'Confirmed (the client applies it)'), ('executing', 'Executing'), ('executed', 'Executed (not yet verified)'), ('verified', 'Verified'), ('failed', 'Failed')], default='proposed', max_length=24)),
-                ('reason', models.CharField(blank=True, help_text='Why it was denied or failed (a stable code).', max_length=64)),
-                ('preview', models.JSONField(blank=True, help_text='What would change (shown before confirming).', null=True)),
-                ('confirmation_token_hash', models.CharField(blank=True, max_length=64)),
-                ('preview_expires_at', models.DateTimeField(blank=True, null=True)),
-                ('context_sha256', models.CharField(blank=True, max_length=64)),
-                ('utterance_hash', models.CharField(blank=True, max_length=64)),
-                ('attempts', models.PositiveSmallIntegerField(default=0)),
-                ('outcome', models.JSONField(blank=True, default=dict, help_text='Execution and verification facts: status code, observed value, timings.')),
-                ('confirmed_at', models.DateTimeField(blank=True, null=True)),
-                ('executed_at', models.DateTimeField(blank=True, null=True)),
-                ('verified_at', models.DateTimeField(blank=True, null=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('updated_at', models.DateTimeField(auto_now=True)),
-                ('session', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='actions', to='conversations.session')),
-                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='actions', to='accounts.tenant')),
-                ('user', models.ForeignKey(null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('capability', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.PROTECT, related_name='actions', to='actions.capability')),
+                ("id", models.UUIDField(editable=False, primary_key=True, serialize=False)),
+                (
+                    "message_id",
+                    models.BigIntegerField(blank=True, help_text="The inbound message that asked for it.", null=True),
+                ),
+                ("intent", models.CharField(max_length=32)),
+                ("target", models.CharField(help_text="The semantic id of the field.", max_length=200)),
+                ("target_label", models.CharField(blank=True, max_length=200)),
+                ("entity_type", models.CharField(blank=True, max_length=100)),
+                ("entity_id", models.CharField(blank=True, max_length=200)),
+                ("entity_name", models.CharField(blank=True, max_length=200)),
+                (
+                    "parameters",
+                    models.JSONField(default=dict, help_text='{"value", "unit"} as resolved from the message.'),
+                ),
+                ("language", models.CharField(default="pt", max_length=8)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("proposed", "Proposed"),
+                            ("needs_confirmation", "Needs confirmation"),
+                            ("denied", "Denied"),
+                            ("confirmed", "Confirmed (the client applies it)"),
+                            ("executing", "Executing"),
+                            ("executed", "Executed (not yet verified)"),
+                            ("verified", "Verified"),
+                            ("failed", "Failed"),
+                        ],
+                        default="proposed",
+                        max_length=24,
+                    ),
+                ),
+                (
+                    "reason",
+                    models.CharField(
+                        blank=True, help_text="Why it was denied or failed (a stable code).", max_length=64
+                    ),
+                ),
+                (
+                    "preview",
+                    models.JSONField(blank=True, help_text="What would change (shown before confirming).", null=True),
+                ),
+                ("confirmation_token_hash", models.CharField(blank=True, max_length=64)),
+                ("preview_expires_at", models.DateTimeField(blank=True, null=True)),
+                ("context_sha256", models.CharField(blank=True, max_length=64)),
+                ("utterance_hash", models.CharField(blank=True, max_length=64)),
+                ("attempts", models.PositiveSmallIntegerField(default=0)),
+                (
+                    "outcome",
+                    models.JSONField(
+                        blank=True,
+                        default=dict,
+                        help_text="Execution and verification facts: status code, observed value, timings.",
+                    ),
+                ),
+                ("confirmed_at", models.DateTimeField(blank=True, null=True)),
+                ("executed_at", models.DateTimeField(blank=True, null=True)),
+                ("verified_at", models.DateTimeField(blank=True, null=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("updated_at", models.DateTimeField(auto_now=True)),
+                (
+                    "session",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="actions",
+                        to="conversations.session",
+                    ),
+                ),
+                (
+                    "tenant",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE, related_name="actions", to="accounts.tenant"
+                    ),
+                ),
+                (
+                    "user",
+                    models.ForeignKey(
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "capability",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.PROTECT,
+                        related_name="actions",
+                        to="actions.capability",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'permissions': [('retry_action', 'Can retry a failed webhook execution')],
-                'indexes': [models.Index(fields=['tenant', '-created_at'], name='actions_act_tenant__998581_idx'), models.Index(fields=['status', '-created_at'], name='actions_act_status_5d527a_idx')],
+                "ordering": ["-created_at"],
+                "permissions": [("retry_action", "Can retry a failed webhook execution")],
+                "indexes": [
+                    models.Index(fields=["tenant", "-created_at"], name="actions_act_tenant__998581_idx"),
+                    models.Index(fields=["status", "-created_at"], name="actions_act_status_5d527a_idx"),
+                ],
             },
         ),
     ]

@@ -44,7 +44,7 @@ def chat_session(user, tenant, db):
 
 
 @pytest.fixture
-def webhook_capability(capabilities, webhook_server, settings):
+def webhook_capability(capabilities, webhook_server, settings):  # noqa: F811
     settings.ACTIONS_WEBHOOK_SECRET = WEBHOOK_SECRET
     capability = capabilities["workPermit.equipment.updateValidity"]
     capability.execution = "webhook"

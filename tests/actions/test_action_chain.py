@@ -28,9 +28,7 @@ def preview_turn(api_client, chat_session, context=None):
     return response.json()
 
 
-def test_seed_38_preview_confirm_apply_verify_then_the_agent_says_it(
-    api_client, chat_session, capabilities, equipment
-):
+def test_seed_38_preview_confirm_apply_verify_then_the_agent_says_it(api_client, chat_session, capabilities, equipment):
     data = preview_turn(api_client, chat_session)
     assert data["intent"] == {"intent": "UPDATE_FIELD", "target": VALIDITY, "value": 30, "unit": "days"}
     action = data["action"]
@@ -59,8 +57,12 @@ def test_seed_38_preview_confirm_apply_verify_then_the_agent_says_it(
     last = Message.objects.filter(session=chat_session).order_by("-id").first()
     assert (last.role, last.text) == ("assistant", "A validade do equipamento foi alterada para 30 dias.")
     assert steps(action["id"]) == [
-        ("proposed", ""), ("previewed", ""), ("confirmed", ""), ("executed", ""), ("verified", ""),
-    ]  # fmt: skip
+        ("proposed", ""),
+        ("previewed", ""),
+        ("confirmed", ""),
+        ("executed", ""),
+        ("verified", ""),
+    ]
 
 
 def test_audit_rows_hold_hashes_only(api_client, chat_session, capabilities, equipment, user):
@@ -204,9 +206,7 @@ def test_a_role_without_the_capability_is_denied_and_audited(
     assert allowed["action"]["status"] == "needs_confirmation"
 
 
-def test_a_role_revoked_before_confirming_is_denied_at_confirmation(
-    api_client, chat_session, capabilities, equipment
-):
+def test_a_role_revoked_before_confirming_is_denied_at_confirmation(api_client, chat_session, capabilities, equipment):
     data = preview_turn(api_client, chat_session)
     Capability.objects.filter(capability_id="workPermit.equipment.updateValidity").update(roles=["admin"])
     response = confirm(api_client, data["action"])
@@ -222,7 +222,9 @@ def test_another_tenants_entity_is_403_and_leaves_no_audit(
 ):
     from conversations.models import Session
 
-    other_session = Session.objects.create(tenant=other_user.membership.tenant, user=other_user, agent=chat_session.agent)
+    other_session = Session.objects.create(
+        tenant=other_user.membership.tenant, user=other_user, agent=chat_session.agent
+    )
     response = say(other_api_client, other_session, ALTERE, equipment_context())
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "CONTEXT_FORBIDDEN"
@@ -248,7 +250,9 @@ def test_a_report_naming_another_tenants_record_is_403_and_writes_nothing(
     data = preview_turn(api_client, chat_session)
     confirm(api_client, data["action"])
     before = ActionAudit.objects.count()
-    response = report(api_client, data["action"], 30, equipment_context(value="30 dias", version=8, entity="equipment-999"))
+    response = report(
+        api_client, data["action"], 30, equipment_context(value="30 dias", version=8, entity="equipment-999")
+    )
     assert response.status_code == 403
     assert response.json()["error"]["code"] == "CONTEXT_FORBIDDEN"
     assert ActionAudit.objects.count() == before
@@ -273,7 +277,9 @@ def test_an_expired_preview_cannot_be_confirmed(api_client, chat_session, capabi
     Action.objects.filter(pk=data["action"]["id"]).update(preview_expires_at=timezone.now() - dt.timedelta(seconds=1))
     response = confirm(api_client, data["action"])
     assert response.status_code == 409 and response.json()["error"]["code"] == "ACTION_PREVIEW_EXPIRED"
-    assert Action.objects.get(pk=data["action"]["id"]).status == "denied"
+    expired = Action.objects.get(pk=data["action"]["id"])
+    assert expired.status == "denied"
+    assert expired.outcome["message"] == "A proposta de alterar o campo Validade expirou; peça de novo para ver uma nova."
     assert steps(data["action"]["id"])[-1] == ("denied", "preview_expired")
 
 
@@ -285,7 +291,9 @@ def test_client_verification_mismatch_is_not_done(api_client, chat_session, capa
     assert response.status_code == 200
     body = response.json()
     assert body["status"] == "failed" and body["reason"] == "verification_mismatch"
-    assert body["message"] == "A alteração do campo Validade não foi concluída: o sistema mostra 20 dias, e não 30 dias."
+    assert (
+        body["message"] == "A alteração do campo Validade não foi concluída: o sistema mostra 20 dias, e não 30 dias."
+    )
     assert "alterada para" not in Message.objects.filter(session=chat_session).order_by("-id").first().text
     assert steps(data["action"]["id"])[-2:] == [("executed", ""), ("failed", "verification_mismatch")]
 
@@ -296,7 +304,9 @@ def test_client_report_on_another_record_is_not_done(api_client, chat_session, c
     AccessibleEntity.objects.create(tenant=chat_session.tenant, entity_type="equipment", entity_id="equipment-828")
     data = preview_turn(api_client, chat_session)
     confirm(api_client, data["action"])
-    body = report(api_client, data["action"], 30, equipment_context(value="30 dias", version=8, entity="equipment-828")).json()
+    body = report(
+        api_client, data["action"], 30, equipment_context(value="30 dias", version=8, entity="equipment-828")
+    ).json()
     assert body["status"] == "failed" and body["reason"] == "verification_other_record"
 
 
@@ -305,7 +315,9 @@ def test_a_field_without_a_capability_is_refused_plainly(api_client, chat_sessio
     data = say(api_client, chat_session, "Altere isso para 3.", context).json()
     assert data["action"]["status"] == "denied" and data["action"]["reason"] == "no_capability"
     assert data["action"]["capability"] is None
-    assert data["reply"] == "Não consigo alterar o campo Tipo de Equipamento por aqui: nenhuma ação disponível faz isso."
+    assert (
+        data["reply"] == "Não consigo alterar o campo Tipo de Equipamento por aqui: nenhuma ação disponível faz isso."
+    )
     assert Message.objects.get(pk=data["message_id"]).llm_calls == 0
     assert steps(data["action"]["id"]) == [("proposed", ""), ("denied", "no_capability")]
 
@@ -315,9 +327,11 @@ def test_the_planner_climbs_to_a_parent_and_asks_when_several_fit(api_client, ch
     schema = {"type": "object", "properties": {"value": {"type": "integer"}, "unit": {}}}
     for cid in ("workPermit.equipment.edit", "workPermit.equipment.override"):
         Capability.objects.create(
-            capability_id=cid, label=cid.split(".")[-1], semantic_ids=["workPermit.components.equipment"],
+            capability_id=cid,
+            label=cid.split(".")[-1],
+            semantic_ids=["workPermit.components.equipment"],
             parameters_schema=schema,
-        )  # fmt: skip
+        )
     data = preview_turn(api_client, chat_session)
     assert data["status"] == "clarification"
     assert data["reply"] == "Há mais de uma forma de alterar o campo Validade: edit / override. Qual devo usar?"

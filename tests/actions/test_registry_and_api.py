@@ -43,17 +43,28 @@ def test_import_creates_then_reports_unchanged_then_updates():
     "text, message",
     [
         ("- {id: a.b, label: X, semantic_ids: [a.b], parameters: {type: string}}", "parameters_schema"),
-        ("- {id: a.b, label: X, semantic_ids: [], parameters: {type: object, properties: {value: {}}}}", "semantic_ids"),
-        ("- {id: a.b, label: X, semantic_ids: [a.b], execution: webhook, parameters: {type: object, properties: {value: {}}}}", "webhook_url"),
+        (
+            "- {id: a.b, label: X, semantic_ids: [], parameters: {type: object, properties: {value: {}}}}",
+            "semantic_ids",
+        ),
+        (
+            "- {id: a.b, label: X, semantic_ids: [a.b], execution: webhook, parameters: {type: object, properties: {value: {}}}}",
+            "webhook_url",
+        ),
         ("- {id: a.b, label: X, colour: red}", "unknown keys colour"),
         ("- {label: X}", "'id' and 'label' are required"),
         ("{id: [", "Not YAML/JSON"),
-        ("- {id: a.b, label: X, semantic_ids: [a.b], parameters: {type: object, properties: {value: {type: 12}}}}", "Not a valid JSON Schema"),
+        (
+            "- {id: a.b, label: X, semantic_ids: [a.b], parameters: {type: object, properties: {value: {type: 12}}}}",
+            "Not a valid JSON Schema",
+        ),
     ],
-)  # fmt: skip
+)
 def test_a_bad_file_imports_nothing(text, message):
     with pytest.raises(CapabilityFileError, match=message):
-        capability_registry_import(acting_user=None, text=GOOD + text.replace("- ", "\n- ", 1) if text.startswith("-") else text)
+        capability_registry_import(
+            acting_user=None, text=GOOD + text.replace("- ", "\n- ", 1) if text.startswith("-") else text
+        )
     assert Capability.objects.count() == 0
 
 

@@ -36,7 +36,10 @@ def test_expected_forms_in_three_languages():
     )
     assert expected_form(DATE, language="es", label="Fecha").startswith("El campo Fecha recibe una fecha (AAAA-MM-DD")
     enum = {"type": "object", "properties": {"value": {"enum": ["A", "B"]}}}
-    assert expected_form(enum, language="pt", label="Classe") == "O campo Classe aceita um destes valores: A, B. Qual devo usar?"
+    assert (
+        expected_form(enum, language="pt", label="Classe")
+        == "O campo Classe aceita um destes valores: A, B. Qual devo usar?"
+    )
 
 
 @pytest.mark.parametrize(

@@ -101,7 +101,9 @@ def test_a_host_answering_another_value_is_not_done(
     action = preview(api_client, chat_session)
     body = confirm(api_client, action).json()
     assert body["status"] == "failed" and body["reason"] == "verification_mismatch"
-    assert body["message"] == "A alteração do campo Validade não foi concluída: o sistema mostra 25 dias, e não 30 dias."
+    assert (
+        body["message"] == "A alteração do campo Validade não foi concluída: o sistema mostra 25 dias, e não 30 dias."
+    )
     assert steps(action["id"])[-2:] == [("executed", ""), ("failed", "verification_mismatch")]
 
 
@@ -145,11 +147,11 @@ def test_only_failed_webhook_actions_can_be_retried(
 def test_the_admin_retry_action_needs_the_operator_permission(
     api_client, chat_session, webhook_capability, webhook_server, equipment, client
 ):
+    from django.apps import apps
     from django.contrib.auth import get_user_model
     from django.contrib.auth.models import Group
 
     from actions.permissions import action_groups_ensure
-    from django.apps import apps
 
     action_groups_ensure(apps)
     webhook_server.status(503)
@@ -176,4 +178,3 @@ def admin_user(db):
     from django.contrib.auth import get_user_model
 
     return get_user_model().objects.create_user(username="operadora", password="x", is_staff=True)
-

@@ -23,7 +23,7 @@ def demo_capabilities(transactional_db, settings):
 
 
 @pytest.fixture
-def chat(demo, work_permit_catalog, demo_capabilities):
+def chat(demo, work_permit_catalog, demo_capabilities):  # noqa: F811
     return demo
 
 
@@ -44,12 +44,18 @@ def test_seed_38_change_validity_to_30_days_end_to_end(chat, artifacts_dir):
     assert turn["status"] == 201, turn["response"]
     sent = turn["request"]["context"]
     assert sent["focus"]["semanticId"] == VALIDITY
-    assert sent["selection"] == {"entityType": "equipment", "entityId": "equipment-827", "displayName": "Andaime AND-0127"}
+    assert sent["selection"] == {
+        "entityType": "equipment",
+        "entityId": "equipment-827",
+        "displayName": "Andaime AND-0127",
+    }
     response = turn["response"]
     assert response["intent"] == {"intent": "UPDATE_FIELD", "target": VALIDITY, "value": 30, "unit": "days"}
     action = response["action"]
     assert (action["capability"], action["status"]) == ("workPermit.equipment.updateValidity", "needs_confirmation")
-    assert turn["text"].startswith("Vou alterar o campo Validade de Andaime AND-0127 de 20 dias para 30 dias. Confirma?")
+    assert turn["text"].startswith(
+        "Vou alterar o campo Validade de Andaime AND-0127 de 20 dias para 30 dias. Confirma?"
+    )
     # The preview changed nothing, on the page or on the server.
     assert page.inner_text("#row-equipment-827 .cell-validity") == "20 dias"
     assert page.input_value("#field-validity") == "20"
