@@ -179,7 +179,11 @@ def action_report(*, acting_user, tenant, action_id, value: Any, context: dict) 
         action = locked_action(tenant=tenant, action_id=action_id)
         if action.user_id != acting_user.pk:
             raise ActionForbiddenError()
-        if action.status != ActionStatus.CONFIRMED or action.capability.execution != ExecutionMode.CLIENT:
+        if (
+            action.status != ActionStatus.CONFIRMED
+            or action.capability.execution != ExecutionMode.CLIENT
+            or action.session_id is None  # its conversation is gone: there is no next snapshot to verify
+        ):
             raise ActionNotAwaitingReportError(details={"status": action.status})
         session = action.session
     # Validated before any write (size, schema, age, authorization): a rejected report changes nothing.

@@ -279,7 +279,9 @@ def test_an_expired_preview_cannot_be_confirmed(api_client, chat_session, capabi
     assert response.status_code == 409 and response.json()["error"]["code"] == "ACTION_PREVIEW_EXPIRED"
     expired = Action.objects.get(pk=data["action"]["id"])
     assert expired.status == "denied"
-    assert expired.outcome["message"] == "A proposta de alterar o campo Validade expirou; peça de novo para ver uma nova."
+    assert (
+        expired.outcome["message"] == "A proposta de alterar o campo Validade expirou; peça de novo para ver uma nova."
+    )
     assert steps(data["action"]["id"])[-1] == ("denied", "preview_expired")
 
 
@@ -360,3 +362,27 @@ def test_a_capability_without_confirmation_runs_in_the_turn(
 def test_turn_without_an_intent_has_a_null_action(api_client, chat_session, capabilities, equipment):
     data = say(api_client, chat_session, "Explique isso.", equipment_context()).json()
     assert data["action"] is None
+
+
+def test_a_bad_or_stale_report_is_a_json_error_and_changes_nothing(api_client, chat_session, capabilities, equipment):
+    from conversations.context.models import ContextSnapshot
+
+    data = preview_turn(api_client, chat_session)
+    confirm(api_client, data["action"])
+    before = (ContextSnapshot.objects.count(), ActionAudit.objects.count())
+    invalid = equipment_context(value="30 dias", version=8)
+    invalid["dom"] = "<div>"
+    response = report(api_client, data["action"], 30, invalid)
+    assert response.status_code == 400 and response.json()["error"]["code"] == "INVALID_CONTEXT"
+    stale = equipment_context(value="30 dias", version=8)
+    stale["capturedAt"] = (timezone.now() - dt.timedelta(seconds=310)).isoformat()
+    response = report(api_client, data["action"], 30, stale)
+    assert response.status_code == 409 and response.json()["error"]["code"] == "STALE_CONTEXT_AGE"
+    older = report(api_client, data["action"], 30, equipment_context(value="30 dias", version=3))
+    assert older.status_code == 409 and older.json()["error"]["code"] == "STALE_CONTEXT_VERSION"
+    assert (ContextSnapshot.objects.count(), ActionAudit.objects.count()) == before
+    assert Action.objects.get(pk=data["action"]["id"]).status == "confirmed"
+    # The report that follows still verifies it.
+    assert report(api_client, data["action"], 30, equipment_context(value="30 dias", version=8)).json()["status"] == (
+        "verified"
+    )

@@ -178,3 +178,35 @@ def admin_user(db):
     from django.contrib.auth import get_user_model
 
     return get_user_model().objects.create_user(username="operadora", password="x", is_staff=True)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_concurrent_confirmations_execute_once(
+    api_client, chat_session, webhook_capability, webhook_server, equipment, user
+):
+    """Two tabs press "Aplicar" at once: the row lock lets one through, the other gets 409."""
+    import threading
+
+    from rest_framework.test import APIClient
+
+    webhook_server.sleep(0.2)  # keep the first execution in flight while the second arrives
+    action = preview(api_client, chat_session)
+    results = []
+
+    def press():
+        client = APIClient()
+        client.credentials(HTTP_AUTHORIZATION=f"Token {user.auth_token.key}")
+        try:
+            results.append(confirm(client, action).status_code)
+        finally:
+            connections.close_all()
+
+    threads = [threading.Thread(target=press) for _ in range(2)]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(timeout=10)
+    assert sorted(results) == [200, 409]
+    assert len(webhook_server.requests) == 1
+    assert Action.objects.get(pk=action["id"]).status == "verified"
+    assert [s for s, _ in steps(action["id"])].count("confirmed") == 1
