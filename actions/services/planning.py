@@ -7,7 +7,7 @@ import logging
 import secrets
 import time
 import uuid
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from django.db import transaction
@@ -30,6 +30,7 @@ from actions.services.common import (
     transition,
 )
 from actions.services.running import action_execute
+from conversations.context.redaction import MASK as REDACTION_MASK
 
 logger = logging.getLogger("actions")
 
@@ -73,7 +74,6 @@ class IntentRequest:
     language: str
     context: dict  # the redacted context the turn stored
     context_sha256: str
-    extra: dict = field(default_factory=dict)
 
 
 def _entity_of(request: IntentRequest) -> tuple[str, str, str]:
@@ -83,6 +83,15 @@ def _entity_of(request: IntentRequest) -> tuple[str, str, str]:
         str(selection.get("entityId") or ""),
         str(selection.get("displayName") or ""),
     )
+
+
+def _shown_value(context: dict, target: str):
+    """The target's value as the page showed it (the focus's opt-in value), if it is the target and not masked."""
+    focus = context.get("focus") or {}
+    value = focus.get("value") if focus.get("semanticId") == target else None
+    if isinstance(value, bool) or not isinstance(value, (str, int, float)) or value == REDACTION_MASK:
+        return None
+    return value
 
 
 def turn_action_plan(request: IntentRequest) -> TurnAction:
@@ -172,7 +181,7 @@ def turn_action_plan(request: IntentRequest) -> TurnAction:
                 reply = say(reason, language, label=label)
         elif capability.requires_confirmation:
             token = secrets.token_urlsafe(24)
-            before = (request.context.get("focus") or {}).get("value")
+            before = _shown_value(request.context, target)
             after = format_value(parameters["value"], parameters["unit"], language=language)
             entity = entity_name or say("this_record", language)
             action.preview = {
@@ -181,7 +190,7 @@ def turn_action_plan(request: IntentRequest) -> TurnAction:
                 "entity": {"entityType": entity_type, "entityId": entity_id, "displayName": entity_name}
                 if entity_id
                 else None,
-                "before": before if isinstance(before, (str, int, float)) and not isinstance(before, bool) else None,
+                "before": before,
                 "after": after,
                 "value": parameters["value"],
                 "unit": parameters["unit"],

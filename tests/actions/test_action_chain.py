@@ -386,3 +386,14 @@ def test_a_bad_or_stale_report_is_a_json_error_and_changes_nothing(api_client, c
     assert report(api_client, data["action"], 30, equipment_context(value="30 dias", version=8)).json()["status"] == (
         "verified"
     )
+
+
+def test_the_preview_shows_the_old_value_only_when_the_page_showed_it_for_that_field(
+    api_client, chat_session, capabilities, equipment
+):
+    # Focus on Data de Início, but the message names Validade: the focus's value is not Validade's.
+    context = equipment_context(focus=START_DATE, label="Data de Início", value="2026-09-01")
+    data = say(api_client, chat_session, "Altere a Validade para 30 dias.", context).json()
+    assert data["action"]["status"] == "needs_confirmation", data
+    assert data["action"]["preview"]["before"] is None
+    assert data["reply"] == "Vou alterar o campo Validade de Andaime AND-0127 para 30 dias. Confirma?"
