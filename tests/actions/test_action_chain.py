@@ -9,6 +9,7 @@ import pytest
 from django.utils import timezone
 
 from actions.models import Action, ActionAudit, Capability
+from conversations.context.models import AccessibleEntity
 from conversations.models import Message
 from tests.actions.conftest import START_DATE, VALIDITY, confirm, equipment_context, report, say
 
@@ -104,8 +105,6 @@ def test_audit_rows_are_immutable(api_client, chat_session, capabilities, equipm
 
 
 def test_a_preview_never_confirmed_changes_nothing(api_client, chat_session, webhook_capability, webhook_server):
-    from conversations.context.models import AccessibleEntity
-
     AccessibleEntity.objects.create(tenant=chat_session.tenant, entity_type="workPermit", entity_id="4821")
     AccessibleEntity.objects.create(tenant=chat_session.tenant, entity_type="equipment", entity_id="equipment-827")
     data = preview_turn(api_client, chat_session)
@@ -301,8 +300,6 @@ def test_client_verification_mismatch_is_not_done(api_client, chat_session, capa
 
 
 def test_client_report_on_another_record_is_not_done(api_client, chat_session, capabilities, equipment):
-    from conversations.context.models import AccessibleEntity
-
     AccessibleEntity.objects.create(tenant=chat_session.tenant, entity_type="equipment", entity_id="equipment-828")
     data = preview_turn(api_client, chat_session)
     confirm(api_client, data["action"])
@@ -397,3 +394,21 @@ def test_the_preview_shows_the_old_value_only_when_the_page_showed_it_for_that_f
     assert data["action"]["status"] == "needs_confirmation", data
     assert data["action"]["preview"]["before"] is None
     assert data["reply"] == "Vou alterar o campo Validade de Andaime AND-0127 para 30 dias. Confirma?"
+
+
+@pytest.mark.parametrize(
+    "change, reason",
+    [
+        (lambda: Capability.objects.update(is_active=False), "capability_inactive"),
+        (lambda: AccessibleEntity.objects.filter(entity_id="equipment-827").delete(), "entity_forbidden"),
+    ],
+)
+def test_what_changed_since_the_preview_is_checked_at_confirmation(
+    api_client, chat_session, capabilities, equipment, change, reason
+):
+    data = preview_turn(api_client, chat_session)
+    change()
+    response = confirm(api_client, data["action"])
+    assert response.status_code == 403
+    assert response.json()["error"]["details"]["reason"] == reason
+    assert steps(data["action"]["id"])[-1] == ("denied", reason)
