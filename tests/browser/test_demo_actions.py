@@ -84,6 +84,11 @@ def test_seed_38_change_validity_to_30_days_end_to_end(chat, artifacts_dir):
     ]  # fmt: skip
     page.screenshot(path=str(artifacts_dir / "demo-action-verified.png"), full_page=True)
 
+    # The conversation goes on from the reported snapshot: the next message is a delta against it.
+    after = ask(page, "Explique isso.")
+    assert after["status"] == 201, after["response"]
+    assert after["request"]["context"]["baseSnapshotId"] == str(report.response().json()["contextSnapshotId"])
+
 
 def test_a_date_field_asks_for_a_date_instead_of_applying_30_dias(chat):
     from actions.models import Action
