@@ -412,3 +412,26 @@ def test_what_changed_since_the_preview_is_checked_at_confirmation(
     assert response.status_code == 403
     assert response.json()["error"]["details"]["reason"] == reason
     assert steps(data["action"]["id"])[-1] == ("denied", reason)
+
+
+def test_postgresql_refuses_raw_edits_of_audit_rows_but_lets_a_user_go(
+    api_client, chat_session, capabilities, equipment, user
+):
+    from django.db import DatabaseError, connection, transaction
+
+    data = preview_turn(api_client, chat_session)
+    row = ActionAudit.objects.filter(action_id=data["action"]["id"]).first()
+    for sql in (
+        "UPDATE actions_actionaudit SET reason = 'edited' WHERE id = %s",
+        "UPDATE actions_actionaudit SET actor_id = NULL, reason = 'x' WHERE id = %s",
+        "DELETE FROM actions_actionaudit WHERE id = %s",
+    ):
+        with pytest.raises(DatabaseError, match="immutable"), transaction.atomic(), connection.cursor() as cursor:
+            cursor.execute(sql, [row.pk])
+    assert ActionAudit.objects.get(pk=row.pk).reason == ""
+    # A deleted user leaves the receipts, unlinked.
+    from rest_framework.authtoken.models import Token
+
+    Token.objects.filter(user=user).delete()
+    user.delete()
+    assert ActionAudit.objects.filter(action_id=data["action"]["id"], actor__isnull=True).count() == 2
