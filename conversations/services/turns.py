@@ -42,8 +42,8 @@ from conversations.exceptions import (
     IdempotentRequestInProgressError,
     SessionNotOpenError,
 )
-from conversations.llm import LLMConfigError, ProviderUnavailable
-from conversations.llm_settings import provider_for
+from llm import LLMConfigError, ProviderUnavailable
+from llm.runtime import provider_for
 from conversations.models import (
     ContextSnapshot,
     Handoff,

@@ -410,7 +410,7 @@ def test_knowledge_set_bodies_are_delivered_without_a_fetch(api_client, chat_ses
 def test_bad_llm_settings_fail_fast(settings):
     from django.core.exceptions import ImproperlyConfigured
 
-    from conversations.llm_settings import llm_settings
+    from llm.runtime import llm_settings
 
     settings.LLM_PROVIDER = "gpt"
     with pytest.raises(ImproperlyConfigured):
