@@ -5,8 +5,9 @@ one key, so curators and agents can name a package the way they say it.
 """
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
+
+from common.text import fold
 
 PACKAGE_ID_PATTERN = r"^[A-Z][A-Z0-9_]{1,63}$"
 PACKAGE_ID_RE = re.compile(PACKAGE_ID_PATTERN)
@@ -16,14 +17,9 @@ _INVALID_RE = re.compile(r"[^A-Z0-9_]")
 _UNDERSCORES_RE = re.compile(r"_+")
 
 
-def fold_accents(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
 def normalize_package_key(value: str) -> str:
     """Upper-case, accent-free, separators as single underscores."""
-    key = fold_accents(value.strip()).upper()
+    key = fold(value.strip()).upper()
     key = _SEPARATORS_RE.sub("_", key)
     key = _INVALID_RE.sub("", key)
     return _UNDERSCORES_RE.sub("_", key).strip("_")

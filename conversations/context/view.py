@@ -2,21 +2,11 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+
 from .results import MAX_PARENT_DEPTH, Element, SemanticInfo
-
-
-def fold(text: str) -> str:
-    """Lowercase, accents removed, *same length* as ``text`` so spans map back."""
-    out = []
-    for ch in text:
-        base = unicodedata.normalize("NFKD", ch)[:1] or ch
-        low = base.lower()
-        out.append(low if len(low) == 1 else base)
-    return "".join(out)
 
 
 def dotted_parents(semantic_id: str) -> list[str]:

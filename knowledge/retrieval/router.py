@@ -37,10 +37,12 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .analysis import TypoExpander, analyze, analyze_identifier, code_term, fold, query_key, tokens
+from common.text import analyze, analyze_identifier, code_term, fold, query_key, tokens
+
 from .bm25 import SparseBM25Index
 from .fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS, estimate_tokens, weighted_rrf
 from .splitting import split_parts
+from .typos import TypoExpander
 
 WIKILINK_RE = re.compile(r"\[\[\s*([^\]|#]+?)\s*(?:[|#][^\]]*)?\]\]")
 

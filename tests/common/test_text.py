@@ -1,4 +1,5 @@
-from knowledge.retrieval.analysis import TypoExpander, analyze, analyze_identifier, fold, query_key, stem
+from common.text import analyze, analyze_identifier, fold, query_key, stem
+from knowledge.retrieval.typos import TypoExpander
 
 
 def test_lower_case_stop_words_and_stemming_across_languages():
