@@ -14,6 +14,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from common.identifiers import wikilink_targets
 from common.text import analyze
 
 from .base import CatalogItem, KnowledgeItem, LLMRequest, LLMResult
@@ -29,7 +30,6 @@ MAX_PASSAGE_CHARS = 900
 POINTER_PENALTY = 0.5
 POINTER_MAX_CHARS = 160
 ORDER_BONUS = 0.15
-_WIKILINK_RE = re.compile(r"\[\[\s*([A-Za-z0-9_]+)\s*\]\]")
 
 
 def terms(text: str) -> list[str]:
@@ -132,7 +132,7 @@ def best_passage(
         coverage = _coverage(query, doc, weights, default)
         rank = coverage + 0.3 * package_weight.get(passage.package_id, 0.0)
         rank += ORDER_BONUS * (len(order) - order.index(passage.package_id)) / len(order)
-        links = set(_WIKILINK_RE.findall(passage.text))
+        links = set(wikilink_targets(passage.text))
         if len(passage.text) <= POINTER_MAX_CHARS and links & (delivered - {passage.package_id}):
             rank -= POINTER_PENALTY
         if rank > best[1]:

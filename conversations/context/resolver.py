@@ -38,7 +38,7 @@ from .results import (
     SemanticInfo,
     Target,
 )
-from .view import ContextView, dotted_parents, parent_chain
+from .view import ContextView, parent_chain
 
 # Re-exported: the prompt builder, selectors and tests import these from here.
 __all__ = [
@@ -47,7 +47,6 @@ __all__ = [
     "Resolution",
     "SemanticInfo",
     "detect_record_change",
-    "dotted_parents",
     "parent_chain",
     "record_name",
     "resolve",

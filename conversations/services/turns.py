@@ -30,6 +30,8 @@ from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
 
+from common.identifiers import WIKILINK_RE
+
 from conversations.context.routing import focus_first
 from conversations.context.services import (
     PreparedContext,
@@ -59,7 +61,6 @@ from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
 from knowledge.feedback import fetch_feedback_record_for_session
-from knowledge.retrieval.router import WIKILINK_RE
 from knowledge.router import route_context
 
 logger = logging.getLogger("conversations.turns")
