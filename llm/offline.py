@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 
 from common.identifiers import wikilink_targets
-from common.text import analyze
+from common.text import content_words
 
 from .base import CatalogItem, KnowledgeItem, LLMRequest, LLMResult
 
@@ -33,9 +33,8 @@ ORDER_BONUS = 0.15
 
 
 def terms(text: str) -> list[str]:
-    """Content terms of a text: the shared analyzer, with identifiers split into their words
-    (a question says "regras de preço", not PRICING_RULES)."""
-    return analyze(text.replace("_", " "))
+    """Content terms of a question, a passage or a catalog line (the shared text floor)."""
+    return content_words(text)
 
 
 @dataclass(frozen=True)

@@ -5,7 +5,17 @@ offline provider, the number extractor, the ontology and the redaction all
 read text through this package, so one word means one thing everywhere.
 """
 
-from .analysis import analyze, analyze_fields, analyze_identifier, code_term, query_key, stem, tokens
+from .analysis import (
+    analyze,
+    analyze_fields,
+    analyze_identifier,
+    code_term,
+    content_words,
+    query_key,
+    stem,
+    stem_portuguese,
+    tokens,
+)
 from .folding import fold, fold_aligned, fold_lower
 from .language import LANGUAGES, guess_language
 from .stopwords import STOP_WORDS
@@ -17,11 +27,13 @@ __all__ = [
     "analyze_fields",
     "analyze_identifier",
     "code_term",
+    "content_words",
     "fold",
     "fold_aligned",
     "fold_lower",
     "guess_language",
     "query_key",
     "stem",
+    "stem_portuguese",
     "tokens",
 ]

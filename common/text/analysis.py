@@ -43,6 +43,10 @@ _STEMMERS = (
 MIN_WORD_LENGTH = 2
 
 
+_PORTUGUESE = _STEMMERS[0]
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
+
+
 @lru_cache(maxsize=200_000)
 def stem(word: str) -> str:
     """Shortest Snowball stem over pt/en/es of a lower-case word, folded."""
@@ -149,3 +153,27 @@ def analyze_fields(fields: Mapping[str, str | Iterable[str]]) -> dict[str, list[
 def query_key(text: str) -> str:
     """Order- and duplicate-insensitive key of a question (feedback, cache)."""
     return " ".join(sorted(set(analyze(text))))
+
+
+@lru_cache(maxsize=50_000)
+def stem_portuguese(word: str) -> str:
+    """Portuguese Snowball stem of a lower-case word, folded."""
+    return fold(_PORTUGUESE.stemWord(word))
+
+
+def content_words(text: str) -> list[str]:
+    """Portuguese-stemmed content words, codes and IDs read as their parts.
+
+    For ranking passages of one Portuguese catalog against a question (the
+    offline provider), not for the index: there the shortest stem over three
+    languages conflates inflections across them, which here merges words a
+    passage choice must tell apart. Stop words and the short-word rule are the
+    analyzer's.
+    """
+    out = []
+    for word in _WORD_RE.findall((text or "").lower()):
+        folded = fold(word)
+        if folded in STOP_WORDS or (len(folded) < MIN_WORD_LENGTH and not folded.isdigit()):
+            continue
+        out.append(stem_portuguese(word))
+    return out
