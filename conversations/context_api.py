@@ -10,7 +10,7 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from common.serializers import StrictSerializer
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 from knowledge.semantic_context import validate_semantic_context
 from ontology.services import ontology_for_caller
 

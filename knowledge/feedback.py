@@ -89,7 +89,7 @@ def fetch_feedback_record(
     in full teaches nothing and is not recorded. Each part of a multi-part
     question where the entry was relevant gets its own row.
     """
-    from knowledge.router import route_context
+    from knowledge.routing_service import route_context
 
     package_id = (package_id or "").strip()
     if not package_id or not (query or "").strip():
