@@ -37,10 +37,6 @@ def half_life_seconds() -> float:
     return float(getattr(settings, "KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", 14.0)) * 86400.0
 
 
-def feedback_version() -> int:
-    return int(cache.get(FEEDBACK_VERSION_KEY) or 0)
-
-
 def _bump_feedback_version() -> None:
     try:
         cache.incr(FEEDBACK_VERSION_KEY)
