@@ -2,7 +2,7 @@
 settings, with the LLM endpoint taken from the environment (the test settings
 pin the offline provider) and tasks consumed from Redis, never eager."""
 
-from config.settings.test import *
+from config.settings.test import *  # noqa: F403
 from config.settings.test import env
 
 LLM_PROVIDER = env("LLM_PROVIDER", default="offline")
