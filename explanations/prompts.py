@@ -183,8 +183,9 @@ def citable_numbers(facts: ResultFacts) -> list[CitableNumber]:
                 found.append(CitableNumber(Decimal(int(key)), CODE, key, f"{dim} (código)", f"{dim}.{key}"))
     for name, value in facts.counts.items():
         if not facts.is_pii(name):
-            text = f"{format_number(value)} {name.replace('_', ' ')}"
-            found.append(CitableNumber(Decimal(value), COUNT, text, f"contagens.{name}", f"counts.{name}"))
+            kind = facts.units.get(name, COUNT)
+            text = f"{format_number(value)} {name.replace('_', ' ')}" if kind == COUNT else format_value(value, kind)
+            found.append(CitableNumber(Decimal(value), kind, text, f"contagens.{name}", f"counts.{name}"))
     if facts.budget is not None:
         kind = facts.units.get("budget", CURRENCY)
         found.append(CitableNumber(facts.budget, kind, format_value(facts.budget, kind), "orçamento", BUDGET))
@@ -295,14 +296,17 @@ def result_meaning(facts: ResultFacts) -> Meaning:
         entities.append(
             Entity(f"counts.{name}", _total_labels(name, labels.get(_name_key(name), ())), facts.is_pii(name))
         )
+    absent = set()
     for key, present in (
         (BUDGET, facts.budget is not None),
         (TARGET, facts.target is not None),
         ("period", bool(facts.period)),
     ):
-        if present:
-            words = DEFAULT_LABELS[key] + tuple(fold(w) for w in labels.get(key, ()))
-            entities.append(Entity(key, words))
+        # A budget or target the result does not have is still named: a value said of it is someone else's.
+        words = DEFAULT_LABELS[key] + tuple(fold(w) for w in labels.get(key, ()))
+        entities.append(Entity(key, words))
+        if not present:
+            absent.add(key)
 
     totals = {_name_key(k): v for k, v in facts.totals.items()}
     main = next((totals[n] for n in MAIN_NAMES if n in totals), None)
@@ -346,6 +350,7 @@ def result_meaning(facts: ResultFacts) -> Meaning:
         parts=frozenset(parts),
         pii_values=frozenset(pii_values),
         nouns=frozenset(nouns),
+        absent=frozenset(absent),
     )
 
 

@@ -71,6 +71,8 @@ class Meaning:
     pii_values: frozenset[Decimal] = frozenset()
     # Folded nouns of breakdown dimensions ("filial"): "R$ 7.200,00 da filial Norte".
     nouns: frozenset[str] = frozenset()
+    # Facts the result names but does not have (target null): nothing may be said of them.
+    absent: frozenset[str] = frozenset()
 
     def __hash__(self):
         return id(self)
@@ -366,7 +368,7 @@ def _attribution(folded, cited, matched, meaning, kinds_of) -> list[CitedNumber]
             continue
         outside = [m for m in mentions if m.end <= c.start or m.start >= c.end]
         linked = _linked(folded, c, outside, starts, meaning.nouns)
-        relevant = {e for e in linked if any(compatible(c.kind, k) for k in kinds_of.get(e, ()))}
+        relevant = {e for e in linked if e in meaning.absent or any(compatible(c.kind, k) for k in kinds_of.get(e, ()))}
         if relevant and not (owners & relevant):
             wrong.append(dataclasses.replace(c, reason=WRONG_ENTITY))
     return wrong
