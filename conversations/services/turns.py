@@ -42,7 +42,7 @@ from conversations.exceptions import (
     IdempotentRequestInProgressError,
     SessionNotOpenError,
 )
-from conversations.llm import LLMConfigError, ProviderUnavailable
+from conversations.llm import ChatMessage, LLMConfigError, ProviderUnavailable
 from conversations.llm_settings import provider_for
 from conversations.models import (
     ContextSnapshot,
@@ -55,6 +55,8 @@ from conversations.models import (
     SessionStatus,
 )
 from conversations.prompts import KnowledgeSet, build_call
+from conversations.services.grounding import RETRY as GROUNDING_RETRY
+from conversations.services.grounding import answer_grounding, delivered_texts, grounding_record
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
 from knowledge.catalog import Catalog, get_active_catalog
@@ -68,8 +70,7 @@ MAX_LINKED_PACKAGES = 3  # registry-linked bodies always delivered for the focus
 HISTORY_MESSAGES = 20  # earlier turns the model sees; older ones add cost, rarely meaning
 
 HANDOFF_MESSAGE = (
-    "Vou encaminhar sua mensagem para uma pessoa da nossa equipe, que poderá ajudar melhor. "
-    "Obrigado pela paciência!"
+    "Vou encaminhar sua mensagem para uma pessoa da nossa equipe, que poderá ajudar melhor. Obrigado pela paciência!"
 )
 PROVIDER_UNAVAILABLE_MESSAGE = (
     "Desculpe, nosso assistente está indisponível no momento. Encaminhei sua mensagem para uma "
@@ -103,6 +104,7 @@ class TurnOutcome:
     catalog_version: int = 0
     packages: dict[str, int] = field(default_factory=dict)  # delivered ID → revision, in order
     ontology: dict | None = None  # the ontology route, for agents configured with an ontology
+    grounding: Any = None  # explanations.numbers.grounding.Grounding of the answer, when the agent answered
 
     @classmethod
     def handoff(cls, reason: str, detail: str, **kwargs) -> "TurnOutcome":
@@ -226,9 +228,7 @@ def _references_resolve(*, session: Session, inbound: Message, context: Prepared
 # --- 5. knowledge set ----------------------------------------------------------------------
 
 
-def knowledge_set_for_turn(
-    *, session: Session, text: str, turn_context: TurnContext, catalog: Catalog
-) -> KnowledgeSet:
+def knowledge_set_for_turn(*, session: Session, text: str, turn_context: TurnContext, catalog: Catalog) -> KnowledgeSet:
     """The packages the router delivers for this message (bodies) or offers (listed).
 
     The router searches the message with its references made explicit and
@@ -311,11 +311,13 @@ def _ontology_interruption(ontology: dict | None) -> TurnOutcome | None:
     for item in ontology["interruptions"]:
         if item["type"] in ("clarifying_question", "disambiguation"):
             reply = "\n".join(q["text"] for q in item["questions"])
-            return TurnOutcome(status=MessageStatus.CLARIFICATION, reply=reply,
-                               catalog_version=get_active_catalog().version)
+            return TurnOutcome(
+                status=MessageStatus.CLARIFICATION, reply=reply, catalog_version=get_active_catalog().version
+            )
         if item["type"] == "guardian_handoff":
             return TurnOutcome.handoff(
-                HandoffReason.GUARDIAN, f"ontology: critical skill {item['skill']} → {item['agent']}",
+                HandoffReason.GUARDIAN,
+                f"ontology: critical skill {item['skill']} → {item['agent']}",
                 catalog_version=get_active_catalog().version,
             )
     return None
@@ -386,6 +388,7 @@ def _fetch_record(*, session_id: int, package_id: str) -> list[str]:
 def _turn_close(
     *, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict, extra: dict | None = None
 ) -> dict:
+    grounding = grounding_record(outcome.grounding)
     with transaction.atomic():
         locked = _session_lock(session.pk)
         reply = Message(
@@ -400,6 +403,7 @@ def _turn_close(
             llm_calls=outcome.llm_calls,
             context_enrichments=outcome.enrichments,
             timings_ms=timings,
+            grounding=grounding,
         )
         reply.save()
         handoff = None
@@ -426,6 +430,7 @@ def _turn_close(
             "timings_ms": timings,
             "session_status": locked.status,
             "contextSnapshotId": inbound.context_snapshot_id,
+            "grounding": grounding,
             **(extra or {}),
         }
         if outcome.ontology is not None:
@@ -464,7 +469,10 @@ def _agent_loop(
             llm_ms=state.llm_ms,
             catalog_version=state.catalog_version,
             packages=state.packages,
+            grounding=state.grounding,
         )
+
+    correction: tuple[ChatMessage, ...] = ()  # the grounding retry: the answer and what was wrong with it
 
     try:
         provider = provider_for(agent)
@@ -490,10 +498,13 @@ def _agent_loop(
         )
         for delivered in prepared.delivered:
             state.packages[delivered.package_id] = delivered.revision
+        request = prepared.request
+        if correction:
+            request = dataclasses.replace(request, messages=request.messages + correction)
         state.llm_calls += 1
         started = time.monotonic()
         try:
-            result = provider.complete(prepared.request)
+            result = provider.complete(request)
         except ProviderUnavailable as exc:
             state.llm_ms += _ms_since(started)
             logger.warning(
@@ -515,6 +526,27 @@ def _agent_loop(
 
         reply = parse_agent_reply(result.text)
         if reply.kind == "answer":
+            decision = answer_grounding(
+                policy=agent.number_policy,
+                reply=reply.message,
+                delivered=delivered_texts(
+                    request=prepared.request,
+                    agent_prompt=agent.system_prompt,
+                    user_texts=[inbound.text, turn_context.user_text, *(t for r, t in history if r == "user")],
+                    ui_context=turn_context.prompt_context + "\n" + knowledge_set.ontology_context,
+                ),
+                retried=bool(correction),
+                calls_left=cap - state.llm_calls,
+            )
+            state.grounding = decision.grounding
+            if decision.action == GROUNDING_RETRY:
+                correction = (ChatMessage("assistant", result.text), ChatMessage("user", decision.correction))
+                continue
+            if decision.action == "handoff":
+                unmatched = len(decision.grounding.unmatched)
+                return handoff(
+                    HandoffReason.UNGROUNDED_NUMBER, f"{unmatched} cited number(s) not in what the turn delivered."
+                )
             state.reply = reply.message
             return state
         if reply.kind == "handoff":
@@ -616,7 +648,8 @@ def message_send(
         raise
 
     logger.info(
-        "turn finished session=%s message=%s status=%s reason=%s llm_calls=%s enrichments=%s duration_ms=%s",
+        "turn finished session=%s message=%s status=%s reason=%s llm_calls=%s enrichments=%s duration_ms=%s"
+        " grounding=%s unmatched=%s",
         session.pk,
         response["message_id"],
         outcome.status,
@@ -624,5 +657,7 @@ def message_send(
         outcome.llm_calls,
         outcome.enrichments,
         response["timings_ms"]["total"],
+        response["grounding"]["outcome"],
+        len(response["grounding"]["unmatched"]),
     )
     return TurnResult(response)
