@@ -55,10 +55,10 @@ from conversations.models import (
     SessionStatus,
 )
 from conversations.prompts import KnowledgeSet, build_call
-from conversations.services.grounding import RETRY as GROUNDING_RETRY
-from conversations.services.grounding import answer_grounding, delivered_texts, grounding_record
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_get, session_history
+from conversations.services.grounding import RETRY as GROUNDING_RETRY
+from conversations.services.grounding import answer_grounding, delivered_texts, grounding_record
 from knowledge.catalog import Catalog, get_active_catalog
 from knowledge.feedback import fetch_feedback_record_for_session
 from knowledge.retrieval.router import WIKILINK_RE
