@@ -59,7 +59,14 @@ class CitableNumber:
     label: str = ""
     entity: str = ""
 
+    @functools.cached_property  # noqa: B019 - frozen: computed once per citable number
+    def _values(self) -> frozenset[Decimal]:
+        return self._compute_values()
+
     def values(self) -> frozenset[Decimal]:
+        return self._values
+
+    def _compute_values(self) -> frozenset[Decimal]:
         """The raw value plus the value its listed text stands for (the text
         may be rounded: 0.024537 is listed as "2,45%")."""
         value = Decimal(self.value)

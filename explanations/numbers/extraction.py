@@ -8,6 +8,7 @@ and the next index, or None; it never consumes a token it cannot use.
 
 from __future__ import annotations
 
+import functools
 import re
 import unicodedata
 from dataclasses import dataclass
@@ -80,38 +81,41 @@ _FRACTION_RE = re.compile(r"(?<![\w/.,])(?P<num>[1-9])/(?P<den>[2-9]|10)(?![\w/]
 _YEAR_BEFORE = {"de", "em", "ano", "desde", "ate", "para", "of", "in"}
 
 
+@functools.lru_cache(maxsize=8192)
 def _fold(word: str) -> str:
     decomposed = unicodedata.normalize("NFD", word.lower())
     return "".join(c for c in decomposed if not unicodedata.combining(c))
 
 
-@dataclass(frozen=True)
 class _Token:
-    type: str  # cur | num | word | sym
-    text: str
-    start: int
-    end: int
+    """One token; `fold` (lower case, no accents) computed once: the parser reads it many times."""
 
-    @property
-    def fold(self) -> str:
-        return _fold(self.text)
+    __slots__ = ("end", "fold", "start", "text", "type")
+
+    def __init__(self, type: str, text: str, start: int, end: int):  # noqa: A002 - the token's type
+        self.type = type  # cur | num | word | sym
+        self.text = text
+        self.start = start
+        self.end = end
+        self.fold = _fold(text) if type == "word" else text
 
 
 def _tokenize(text: str, masked: list[tuple[int, int]]) -> list[_Token]:
     hidden = bytearray(len(text))  # 1 where a masked span covers the text
     for a, b in masked:
         hidden[a:b] = b"\x01" * (b - a)
-    return [
-        _Token(m.lastgroup, m.group(), m.start(), m.end()) for m in _TOKEN_RE.finditer(text) if not hidden[m.start()]
-    ]
+    if not masked:
+        return [_Token(m.lastgroup, m.group(), *m.span()) for m in _TOKEN_RE.finditer(text)]
+    return [_Token(m.lastgroup, m.group(), *m.span()) for m in _TOKEN_RE.finditer(text) if not hidden[m.start()]]
 
 
-def _masked_spans(text: str) -> list[tuple[int, int]]:
+def _masked_spans(text: str, prescanned: list[tuple[int, int]]) -> list[tuple[int, int]]:
     spans = [m.span() for m in _LIST_MARKER_RE.finditer(text)]
-    for pattern in (_MONTH_ABBREVIATION_RE, _DATE_RE, _TIME_RE, _FRACTION_RE):
-        spans += [m.span() for m in pattern.finditer(text)]
+    spans += prescanned
     for m in _IDENTIFIER_RE.finditer(text):
         run = m.group()
+        if run.isalpha() or run.isdecimal():  # most runs: a word or a number, not an identifier
+            continue
         if _DIGIT_RE.search(run) and _LETTER_RE.search(run) and not _GLUED_OK_RE.fullmatch(run):
             spans.append(m.span())
     return spans
@@ -137,19 +141,20 @@ class _Parser:
     def __init__(self, text: str, tokens: list[_Token]):
         self.text = text
         self.t = tokens
+        self.n = len(tokens)
 
     def fold(self, i: int) -> str | None:
-        return self.t[i].fold if i < len(self.t) and self.t[i].type == "word" else None
+        return self.t[i].fold if i < self.n and self.t[i].type == "word" else None
 
     def is_conj(self, i: int) -> bool:
         # Raw "e" only: folding would turn the verb "é" into "e".
-        return i < len(self.t) and self.t[i].type == "word" and self.t[i].text.lower() == "e"
+        return i < self.n and self.t[i].type == "word" and self.t[i].text.lower() == "e"
 
     def is_sym(self, i: int, chars: str) -> bool:
-        return i < len(self.t) and self.t[i].type == "sym" and self.t[i].text in chars
+        return i < self.n and self.t[i].type == "sym" and self.t[i].text in chars
 
     def glued(self, i: int, j: int) -> bool:
-        return j < len(self.t) and self.t[i].end == self.t[j].start
+        return j < self.n and self.t[i].end == self.t[j].start
 
     # ---- words below one thousand
 
@@ -235,7 +240,7 @@ class _Parser:
         menos = self.fold(j) == "menos" and not (j > 0 and self.fold(j - 1) in NOT_A_SIGN_AFTER)
         if minus_sign or menos:
             negative, j = True, j + 1
-        if j < len(self.t) and self.t[j].type == "cur":
+        if j < self.n and self.t[j].type == "cur":
             currency, j = CURRENCY_SYMBOLS[self.t[j].text], j + 1
             if not negative and self.is_sym(j, "-−") and self.glued(j, j + 1):
                 negative, j = True, j + 1
@@ -300,7 +305,7 @@ class _Parser:
         return CitedNumber(-value if negative else value, kind, start, end, self.text[start:end], step, precision, noun)
 
     def digits_quantity(self, j: int):
-        if j >= len(self.t) or self.t[j].type != "num":
+        if j >= self.n or self.t[j].type != "num":
             return None
         value, decimals = _digits_value(self.t[j].text)
         precision = Decimal(1).scaleb(-decimals)
@@ -308,7 +313,7 @@ class _Parser:
             digits = self.t[j].text.replace(".", "")
             precision = Decimal(1).scaleb(len(digits) - len(digits.rstrip("0")))  # "1.235.000": to the thousand
         k = j + 1
-        nxt = self.t[k] if k < len(self.t) else None
+        nxt = self.t[k] if k < self.n else None
         if nxt and self.glued(j, k) and (nxt.text in ORDINAL_MARKS):
             return value, None, k + 1, True, False, precision
         scale = DIGIT_SCALES.get(self.fold(k)) or (GLUED_SCALES.get(self.fold(k)) if self.glued(j, k) else None)
@@ -327,7 +332,7 @@ class _Parser:
             return value, k, step
         if self.fold(k + 1) in ("meio", "meia"):
             return value + Decimal(scale) / 2, k + 2, Decimal(scale) / 2
-        nxt = self.t[k + 1] if k + 1 < len(self.t) else None
+        nxt = self.t[k + 1] if k + 1 < self.n else None
         if nxt and nxt.type == "num":
             inner, decimals = _digits_value(nxt.text)
             sub = DIGIT_SCALES.get(self.fold(k + 2))
@@ -389,7 +394,7 @@ class _Parser:
         """ "... reais e cinquenta centavos"."""
         if not self.is_conj(k) or self.t[k - 1].fold not in CURRENCY_WORDS:
             return None
-        if k + 1 < len(self.t) and self.t[k + 1].type == "num":
+        if k + 1 < self.n and self.t[k + 1].type == "num":
             amount, end = _digits_value(self.t[k + 1].text)[0], k + 2
         else:
             parsed = self.word_integer(k + 1)
@@ -423,38 +428,55 @@ class _Parser:
         return None
 
 
-def _prescanned(text: str) -> list[CitedNumber]:
-    """Forms read whole before tokenizing: "mar/26", dates, times, "1/3"."""
-    found = []
+def _prescanned(text: str) -> tuple[list[CitedNumber], list[tuple[int, int]]]:
+    """Forms read whole before tokenizing: "mar/26", dates, times, "1/3"; and their spans."""
+    found, spans = [], []
     months = {m: n for n, m in enumerate(MONTH_ABBREVIATIONS.split("|"), start=1)}
     for m in _MONTH_ABBREVIATION_RE.finditer(text):
+        spans.append(m.span())
         year = m.group("year")
         year_value = Decimal(year) + (2000 if len(year) == 2 else 0)
         found.append(CitedNumber(Decimal(months[m.group("month").lower()]), MONTH, *m.span("month"), m.group("month")))
         found.append(CitedNumber(year_value, YEAR, *m.span("year"), year))
     if "/" in text:
         for m in _DATE_RE.finditer(text):
+            spans.append(m.span())
             if m.group("day"):
                 found.append(CitedNumber(Decimal(m.group("day")), NUMBER, *m.span("day"), m.group("day")))
             found.append(CitedNumber(Decimal(m.group("month")), MONTH, *m.span("month"), m.group("month")))
             found.append(CitedNumber(Decimal(m.group("year")), YEAR, *m.span("year"), m.group("year")))
         for m in _FRACTION_RE.finditer(text):
+            spans.append(m.span())
             value = Decimal(m.group("num")) / Decimal(m.group("den"))
             found.append(CitedNumber(value, NUMBER, *m.span(), m.group()))
     for m in _TIME_RE.finditer(text):
+        spans.append(m.span())
         minutes = m.group("hmin") or m.group("min") or "0"
         value = Decimal(m.group("hour")) + Decimal(minutes) / 60
         found.append(CitedNumber(value, TIME, *m.span(), m.group()))
-    return found
+    return found, spans
+
+
+# Folded words that may start a number or a number-like reading.
+_NUMBERISH = frozenset(
+    {*UNITS, *TENS, *HUNDREDS, *SCALES, *ORDINAL_WORDS, *PROPORTIONS, "cem", "meio", "meia", "menos", "um", "uma"}
+)
+_MONTH_NAMES = frozenset({*MONTHS, *FOREIGN_MONTHS})
 
 
 def extract_numbers(text: str) -> list[CitedNumber]:
     """Every number cited in `text`, in order of appearance."""
-    tokens = _tokenize(text, _masked_spans(text))
+    found, prescanned = _prescanned(text)
+    tokens = _tokenize(text, _masked_spans(text, prescanned))
     parser = _Parser(text, tokens)
-    found = _prescanned(text)
     i = 0
     while i < len(tokens):
+        tok = tokens[i]
+        if (tok.type == "word" and tok.fold not in _NUMBERISH and tok.text.lower() not in _MONTH_NAMES) or (
+            tok.type == "sym" and tok.text not in "-−"
+        ):
+            i += 1  # most tokens are prose: skip them without trying every reading
+            continue
         word = parser.word_reading(i)
         if word and word[0].kind != NUMBER:  # months and periods before "primeiro"/"quarto" as numbers
             found.append(word[0])

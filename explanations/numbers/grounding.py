@@ -17,6 +17,7 @@ fact. Years of dates the context shows are in the context, so they match.
 
 from __future__ import annotations
 
+import functools
 from collections.abc import Iterable
 from dataclasses import dataclass
 from decimal import Decimal
@@ -60,6 +61,12 @@ def _trivially_safe(cited: CitedNumber) -> bool:
     return cited.text[-1:] in "ºª°" and cited.value <= _SAFE_ORDINAL_MAX
 
 
+@functools.lru_cache(maxsize=1024)
+def _numbers_in(text: str) -> tuple[CitedNumber, ...]:
+    # Package bodies and summaries repeat from turn to turn: read each text once.
+    return tuple(extract_numbers(text))
+
+
 def ground_reply(reply: str, sources: Iterable[str]) -> Grounding:
     """Check `reply` against the texts the turn delivered."""
     cited = [c for c in extract_numbers(reply) if not _trivially_safe(c)]
@@ -68,7 +75,7 @@ def ground_reply(reply: str, sources: Iterable[str]) -> Grounding:
     given: dict[Decimal, list[CitedNumber]] = {}
     for text in sources:
         if text:
-            for number in extract_numbers(text):
+            for number in _numbers_in(text):
                 given.setdefault(abs(number.value), []).append(number)
     unmatched = tuple(
         CitedNumber(c.value, c.kind, c.start, c.end, c.text, reason=UNGROUNDED)

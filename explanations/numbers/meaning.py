@@ -16,6 +16,7 @@ difference whose sign is known.
 
 from __future__ import annotations
 
+import bisect
 import dataclasses
 import functools
 import re
@@ -291,25 +292,26 @@ def _words(gap: str) -> list[str] | None:
     return _WORD_RE.findall(gap)
 
 
-def _linked(
-    folded: str, c: CitedNumber, mentions: list[_Mention], starts: list[int], nouns: frozenset[str]
-) -> frozenset[str]:
-    """The entities the text says `c` belongs to."""
+def _linked(folded: str, c: CitedNumber, mentions, ends, mention_starts, starts, nouns) -> frozenset[str]:
+    """The entities the text says `c` belongs to (`starts`: of every cited number, sorted;
+    `ends`, `mention_starts`: of the mentions)."""
     linked: set[str] = set()
-    before = [m for m in mentions if m.end <= c.start]
-    if before and not _DIFFERENCE_AFTER.match(folded, c.end):
-        m = before[-1]
+    # Mentions are sorted and do not overlap: the last one ending before the number, the first after it.
+    at = bisect.bisect_right(ends, c.start)
+    if at and not _DIFFERENCE_AFTER.match(folded, c.end):
+        m = mentions[at - 1]
         gap = folded[m.end : c.start]
         words = _words(gap)
-        if words is not None and len(words) <= 6 and not any(m.end <= s < c.start for s in starts):
+        between = bisect.bisect_left(starts, m.end) < bisect.bisect_left(starts, c.start)
+        if words is not None and len(words) <= 6 and not between:
             preceding = _WORD_RE.findall(folded[max(0, m.start - 30) : m.start])[-3:]
             compared = any(w in _COMPARISONS for w in preceding)
             allowed = {"de"} if compared else _BEFORE_LINKS
             if all(w in allowed for w in words):
                 linked |= m.keys
-    after = [m for m in mentions if m.start >= c.end]
-    if after:
-        m = after[0]
+    nxt = bisect.bisect_left(mention_starts, c.end)
+    if nxt < len(mentions):
+        m = mentions[nxt]
         words = _words(folded[c.end : m.start])
         if (
             words
@@ -348,11 +350,12 @@ def _same_noun(a: str, b: str) -> bool:
     return any(a in group and b in group for group in _NOUN_GROUPS)
 
 
-def _attribution(folded, cited, matched, meaning, kinds_of) -> list[CitedNumber]:
+def _attribution(folded, cited, matched, meaning, kinds_of, mentions) -> list[CitedNumber]:
     from explanations.numbers.check import compatible
 
-    mentions = _mentions(folded, meaning)
-    starts = [c.start for c in cited]
+    starts = sorted(c.start for c in cited)
+    ends = [m.end for m in mentions]
+    mention_starts = [m.start for m in mentions]
     labels = {e.key: e.labels for e in meaning.entities}
     wrong = []
     for index, c in enumerate(cited):
@@ -366,8 +369,9 @@ def _attribution(folded, cited, matched, meaning, kinds_of) -> list[CitedNumber]
             if not any(_same_noun(c.noun, label) for o in owners for label in labels.get(o, ()) or (o[7:],)):
                 wrong.append(dataclasses.replace(c, reason=WRONG_ENTITY))
             continue
-        outside = [m for m in mentions if m.end <= c.start or m.start >= c.end]
-        linked = _linked(folded, c, outside, starts, meaning.nouns)
+        linked = _linked(
+            folded, c, mentions, ends, mention_starts, starts, meaning.nouns
+        )  # a mention inside the number is never taken
         relevant = {e for e in linked if e in meaning.absent or any(compatible(c.kind, k) for k in kinds_of.get(e, ()))}
         if relevant and not (owners & relevant):
             wrong.append(dataclasses.replace(c, reason=WRONG_ENTITY))
@@ -382,69 +386,92 @@ def _sentences(folded: str):
     yield start, len(folded)
 
 
+# Words that may stand between a comparison and what it compares with ("acima do baseline",
+# "subiu R$ 29.567,89 em relação ao baseline"); the digits of a cited number are skipped.
+_REFERENCE_GAP = frozenset("""
+do da de dos das o a os as ao aos em relacao comparacao frente sobre que por cento pontos percentuais percentual
+p pp r us mil milhao milhoes reais e ficou ficaram se manteve mantido comparado comparada ante contra versus vs com
+""".split())  # fmt: skip
+
+
+@functools.lru_cache(maxsize=256)
+def _reference_index(references: tuple) -> tuple[re.Pattern | None, dict[str, str]]:
+    by_word = {word: ref for ref, words in references for word in words if word}
+    if not by_word:
+        return None, {}
+    alternation = "|".join(re.escape(w) for w in sorted(by_word, key=len, reverse=True))
+    return re.compile(rf"(?<![a-z0-9])(?:{alternation})(?![a-z0-9])"), by_word
+
+
 def _reference(folded: str, start: int, end: int, meaning: Meaning) -> str | None:
-    """The reference a comparison at `start` names, within the clause after it."""
-    window = folded[start:end][:60]
-    best = None
-    for ref, words in meaning.references.items():
-        for word in words:
-            m = re.search(rf"(?<![a-z0-9]){re.escape(word)}(?![a-z0-9])", window)
-            if m and (best is None or m.start() < best[0]):
-                best = (m.start(), ref)
-    return best[1] if best else None
+    """The reference a comparison word ending at `start` names right after it."""
+    pattern, by_word = _reference_index(tuple((ref, tuple(words)) for ref, words in meaning.references.items()))
+    if pattern is None:
+        return None
+    window = folded[start:end][:90]
+    m = pattern.search(window)
+    if m is None:
+        return None
+    gap = _WORD_RE.findall(_DIGITS_RE.sub(" ", window[: m.start()]))
+    return by_word[m.group()] if len(gap) <= 8 and all(w in _REFERENCE_GAP for w in gap) else None
 
 
-def _direction(folded, cited, matched, meaning) -> list[CitedNumber]:
+_DIGITS_RE = re.compile(r"\d+")
+
+
+def _direction(folded, cited, matched, meaning, mentions) -> list[CitedNumber]:
     wrong = []
-    mentions = None
-    for s_start, s_end in _sentences(folded):
-        sentence = folded[s_start:s_end]
-        for m in _DIRECTION_RE.finditer(sentence):
-            at = s_start + m.start()
-            expected = 1 if m.group("up") else -1
-            if _NEGATION_RE.search(folded[max(s_start, at - 24) : at]):
-                expected = -expected
-            inside = [i for i, c in enumerate(cited) if s_start <= c.start < s_end]
-            sign = None
-            ref = _reference(folded, at, s_end, meaning)
-            if ref is not None:
-                sign = meaning.signs.get(ref)
+    found = list(_DIRECTION_RE.finditer(folded))
+    if not found:
+        return wrong
+    sentences = list(_sentences(folded))
+    sentence_ends = [end for _, end in sentences]
+    cited_starts = [c.start for c in cited]  # extraction returns them in order
+    for m in found:
+        at = m.start()
+        s_start, s_end = sentences[min(bisect.bisect_left(sentence_ends, at), len(sentences) - 1)]
+        expected = 1 if m.group("up") else -1
+        if _NEGATION_RE.search(folded[max(s_start, at - 24) : at]):
+            expected = -expected
+        inside = range(bisect.bisect_left(cited_starts, s_start), bisect.bisect_left(cited_starts, s_end))
+        sign = None
+        ref = _reference(folded, m.end(), s_end, meaning)
+        if ref is not None:
+            sign = meaning.signs.get(ref)
+        else:
+            differences = [
+                (abs(cited[i].start - at), n.value)
+                for i in inside
+                for n in matched.get(i, ())
+                if n.entity in meaning.differences and n.value != 0
+            ]
+            if differences:
+                sign = 1 if min(differences, key=lambda d: d[0])[1] > 0 else -1
             else:
-                differences = [
-                    (abs(cited[i].start - at), n.value)
-                    for i in inside
-                    for n in matched.get(i, ())
-                    if n.entity in meaning.differences and n.value != 0
-                ]
-                if differences:
-                    sign = 1 if min(differences, key=lambda d: d[0])[1] > 0 else -1
-                else:
-                    if mentions is None:
-                        mentions = _mentions(folded, meaning)
-                    if any(s_start <= x.start < s_end and x.keys & meaning.parts for x in mentions):
-                        continue  # said of a part whose change is not given
-                    sign = meaning.signs.get(BASELINE)
-            if not sign:
-                continue
-            if m.group("down") == "dentro" and expected < 0 and sign <= 0:
-                continue
-            if sign == expected:
-                continue
-            if inside:
-                target = cited[min(inside, key=lambda i: (cited[i].start < at, abs(cited[i].start - at)))]
-            else:
-                word = m.group()
-                target = CitedNumber(Decimal(0), "direction", at, at + len(word), word)
-            wrong.append(dataclasses.replace(target, reason=WRONG_DIRECTION))
+                if any(s_start <= x.start < s_end and x.keys & meaning.parts for x in mentions):
+                    continue  # said of a part whose change is not given
+                sign = meaning.signs.get(BASELINE)
+        if not sign:
+            continue
+        if m.group("down") == "dentro" and expected < 0 and sign <= 0:
+            continue
+        if sign == expected:
+            continue
+        if inside:
+            target = cited[min(inside, key=lambda i: (cited[i].start < at, abs(cited[i].start - at)))]
+        else:
+            word = m.group()
+            target = CitedNumber(Decimal(0), "direction", at, at + len(word), word)
+        wrong.append(dataclasses.replace(target, reason=WRONG_DIRECTION))
     return wrong
 
 
-def _pii_mentions(text: str, folded: str, meaning: Meaning) -> list[CitedNumber]:
+def _pii_mentions(text: str, meaning: Meaning, mentions: list[_Mention]) -> list[CitedNumber]:
     pii = [e for e in meaning.entities if e.pii]
     if not pii:
         return []
     found = []
-    for mention in _mentions(folded, meaning):
+    for mention in mentions:
         if any(e.key in mention.keys for e in pii):
             found.append(
                 CitedNumber(
@@ -458,13 +485,14 @@ def judge(text: str, cited, matched: dict, meaning: Meaning, kinds_of: dict[str,
     """Numbers matched by value and kind but said of the wrong entity or in
     the wrong direction, and mentions of people (PII keys)."""
     folded = fold(text)
-    wrong = _attribution(folded, cited, matched, meaning, kinds_of)
+    mentions = _mentions(folded, meaning)
+    wrong = _attribution(folded, cited, matched, meaning, kinds_of, mentions)
     already = {(c.start, c.end) for c in wrong}
-    for c in _direction(folded, cited, matched, meaning):
+    for c in _direction(folded, cited, matched, meaning, mentions):
         if (c.start, c.end) not in already:
             if c.kind == "direction":
                 c = dataclasses.replace(c, text=text[c.start : c.end])
             wrong.append(c)
             already.add((c.start, c.end))
-    wrong += _pii_mentions(text, folded, meaning)
+    wrong += _pii_mentions(text, meaning, mentions)
     return wrong
