@@ -370,6 +370,8 @@ Regras obrigatórias:
 - Cite números somente da lista "Números citáveis", exatamente como estão escritos lá.
 - Não faça contas: não calcule somas, diferenças, médias, proporções nem participações.
 - Não cite nenhum outro número, nem por extenso, nem datas, quantidades ou posições.
+- Não arredonde e não troque a unidade: moeda (R$, US$, €), %, pontos percentuais, contagens e períodos \
+ficam como na lista, ditos de quem são (a filial, o orçamento, a meta) e no sentido certo (acima, abaixo).
 - Escreva um texto curto (no máximo cinco frases), em português, sem listas nem títulos."""
 
 

@@ -11,7 +11,6 @@ from __future__ import annotations
 import functools
 import re
 import unicodedata
-from dataclasses import dataclass
 from decimal import Decimal
 
 from explanations.numbers.types import (

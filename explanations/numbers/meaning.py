@@ -80,173 +80,28 @@ class Meaning:
 
 
 # Words that may stand between an entity and the number said of it.
-_BEFORE_LINKS = frozenset(
-    [
-        "de",
-        "do",
-        "da",
-        "dos",
-        "das",
-        "foi",
-        "foram",
-        "e",
-        "era",
-        "eram",
-        "ficou",
-        "ficaram",
-        "fica",
-        "ficam",
-        "em",
-        "com",
-        "por",
-        "respondeu",
-        "responderam",
-        "responde",
-        "respondem",
-        "somou",
-        "somaram",
-        "soma",
-        "somam",
-        "totalizou",
-        "totalizaram",
-        "totaliza",
-        "registrou",
-        "registraram",
-        "registra",
-        "teve",
-        "tiveram",
-        "tem",
-        "tinha",
-        "apresentou",
-        "apresentaram",
-        "chegou",
-        "chegaram",
-        "a",
-        "o",
-        "os",
-        "as",
-        "ao",
-        "aos",
-        "atingiu",
-        "atingiram",
-        "alcancou",
-        "alcancaram",
-        "valor",
-        "total",
-        "custo",
-        "custou",
-        "fixado",
-        "fixada",
-        "definido",
-        "definida",
-        "previsto",
-        "prevista",
-        "estimado",
-        "estimada",
-        "mensal",
-        "anual",
-        "se",
-        "situou",
-        "manteve",
-        "esta",
-        "estava",
-        "ser",
-        "sendo",
-        "corresponde",
-        "correspondeu",
-        "representa",
-        "representou",
-        "contribuiu",
-        "contribuiram",
-        "gasto",
-        "gastou",
-        "igual",
-        "equivalente",
-        "apenas",
-        "somente",
-        "so",
-        "cerca",
-        "exatamente",
-        "marcou",
-        "marcaram",
-    ]
-)
-_AFTER_LINKS = frozenset(
-    [
-        "de",
-        "do",
-        "da",
-        "dos",
-        "das",
-        "na",
-        "no",
-        "nas",
-        "nos",
-        "em",
-        "pela",
-        "pelo",
-        "para",
-        "a",
-        "o",
-        "ao",
-        "referente",
-        "relativo",
-    ]
-)
+_BEFORE_LINKS = frozenset("""
+de do da dos das foi foram e era eram ficou ficaram fica ficam em com por respondeu responderam responde
+respondem somou somaram soma somam totalizou totalizaram totaliza registrou registraram registra teve tiveram
+tem tinha apresentou apresentaram chegou chegaram a o os as ao aos atingiu atingiram alcancou alcancaram valor
+total custo custou fixado fixada definido definida previsto prevista estimado estimada mensal anual se situou
+manteve esta estava ser sendo corresponde correspondeu representa representou contribuiu contribuiram gasto
+gastou igual equivalente apenas somente so cerca exatamente marcou marcaram
+""".split())  # fmt: skip
+_AFTER_LINKS = frozenset("""
+de do da dos das na no nas nos em pela pelo para a o ao referente relativo
+""".split())  # fmt: skip
 # Verbs that may open the link after the number ("R$ 7.200,00 vieram da filial Norte").
-_AFTER_VERBS = frozenset(
-    [
-        "veio",
-        "vieram",
-        "vem",
-        "vindo",
-        "vindos",
-        "proveniente",
-        "provenientes",
-        "gerado",
-        "gerados",
-        "gasto",
-        "gastos",
-        "pago",
-        "pagos",
-        "registrado",
-        "registrados",
-        "atribuido",
-        "atribuidos",
-        "concentrado",
-        "concentrados",
-        "referentes",
-        "relativos",
-        "coube",
-        "couberam",
-    ]
-)
+_AFTER_VERBS = frozenset("""
+veio vieram vem vindo vindos proveniente provenientes gerado gerados gasto gastos pago pagos registrado
+registrados atribuido atribuidos concentrado concentrados referentes relativos coube couberam
+""".split())  # fmt: skip
 # After one of these the entity is what something is compared with, not whose value follows
 # ("superou o orçamento em R$ 15 mil": the amount is the excess).
-_COMPARISONS = frozenset(
-    [
-        "acima",
-        "abaixo",
-        "superou",
-        "superaram",
-        "supera",
-        "ultrapassou",
-        "ultrapassaram",
-        "ultrapassa",
-        "excedeu",
-        "excede",
-        "estourou",
-        "dentro",
-        "que",
-        "relacao",
-        "comparacao",
-        "frente",
-        "versus",
-        "contra",
-        "sobre",
-        "ante",
-    ]
-)
+_COMPARISONS = frozenset("""
+acima abaixo superou superaram supera ultrapassou ultrapassaram ultrapassa excedeu excede estourou dentro que
+relacao comparacao frente versus contra sobre ante
+""".split())  # fmt: skip
 _DIFFERENCE_AFTER = re.compile(r"\s*(acima|abaixo|a mais|a menos|alem)\b")
 _WORD_RE = re.compile(r"[a-z0-9]+")
 _SENTENCE_RE = re.compile(r"[.;!?](?=\s|$)|\n")
@@ -286,8 +141,9 @@ def _mentions(folded: str, meaning: Meaning) -> list[_Mention]:
 
 
 def _words(gap: str) -> list[str] | None:
-    """The words of a gap, or None when punctuation other than ( : separates."""
-    if re.search(r"[^\w\s(:$]", gap):
+    """The words of a gap, or None when punctuation other than "(" separates (a colon
+    introduces a list: "concentraram o aumento: R$ 18.000,00 e R$ 11.567,89")."""
+    if re.search(r"[^\w\s($]", gap):
         return None
     return _WORD_RE.findall(gap)
 
@@ -365,13 +221,14 @@ def _attribution(folded, cited, matched, meaning, kinds_of, mentions) -> list[Ci
         owners = {n.entity for n in found if n.entity}
         if not owners or len(owners) < len({n.entity for n in found}):
             continue  # also written in the verdict or the rule: not tied to one fact
+        if c.kind == "code" or all(n.kind == "code" for n in found):
+            continue  # a code names the entity itself ("as lojas 0423 e 0107")
         if c.noun and all(o.startswith("counts.") for o in owners):
             if not any(_same_noun(c.noun, label) for o in owners for label in labels.get(o, ()) or (o[7:],)):
                 wrong.append(dataclasses.replace(c, reason=WRONG_ENTITY))
             continue
-        linked = _linked(
-            folded, c, mentions, ends, mention_starts, starts, meaning.nouns
-        )  # a mention inside the number is never taken
+        # A mention inside the number itself ("0423" of "loja 0423") is never taken.
+        linked = _linked(folded, c, mentions, ends, mention_starts, starts, meaning.nouns)
         relevant = {e for e in linked if e in meaning.absent or any(compatible(c.kind, k) for k in kinds_of.get(e, ()))}
         if relevant and not (owners & relevant):
             wrong.append(dataclasses.replace(c, reason=WRONG_ENTITY))

@@ -87,4 +87,5 @@ dia dias semana semanas mes meses ano anos hora horas turno turnos vez vezes cas
 # Nouns before a digit-only number that make it an identifier ("loja 0423").
 CODE_NOUNS = frozenset("""
 loja filial unidade agencia codigo cod matricula centro cc setor departamento depto nº numero lote
+lojas filiais unidades agencias codigos matriculas
 """.split())  # fmt: skip

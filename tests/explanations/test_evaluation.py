@@ -5,7 +5,10 @@ targets, kept as a guard against regressions."""
 
 from django.core.management import call_command
 
-from explanations.evaluation import DEV, TEST, evaluate, load
+from explanations.evaluation import DEV, TEST, evaluate, facts_from_payload, load
+from explanations.llm_client import _offline_narrative
+from explanations.numbers import check_narrative
+from explanations.prompts import build_prompt, citable_numbers, result_meaning
 
 
 def test_targets_on_the_held_out_test_split():
@@ -29,3 +32,13 @@ def test_the_evaluation_command_prints_figures_per_category_and_no_narrative(cap
     assert "kinds" in out and "attribution" in out and "%" in out
     for case in load(DEV)[:10]:
         assert case["narrative"][:30] not in out
+
+
+def test_the_offline_narrator_passes_its_own_check_on_every_dev_result():
+    # Embedded mode narrates from the prompt's list: counts, currencies, points, quarters and all.
+    for case in load(DEV):
+        facts = facts_from_payload(case["result"])
+        citable = citable_numbers(facts)
+        text = _offline_narrative(build_prompt(facts, citable))
+        check = check_narrative(text, citable, rounding=facts.rounding, meaning=result_meaning(facts))
+        assert check.passed, (case["id"], [(n.text, n.reason) for n in check.unmatched])

@@ -253,3 +253,24 @@ def test_people_values_and_names_never_pass():
     assert reasons("A matrícula 884213 recebeu R$ 5.234,11.") == [("884213", "pii"), ("R$ 5.234,11", "pii")]
     named = facts(breakdowns={"colaborador": {"Maria Souza": D("5234.11")}}, pii_keys=frozenset({"colaborador"}))
     assert reasons("Maria Souza teve o maior aumento.", named) == [("Maria Souza", "pii")]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Na competência de maio de 2026, o custo simulado da folha foi de R$ 1.234.567,89, um aumento de "
+        "R$ 29.567,89 (2,45%) em relação ao baseline de R$ 1.205.000,00. O resultado ficou dentro do orçamento de "
+        "R$ 1.250.000,00. A loja 0423 foi a que mais contribuiu, com R$ 18.000,00.",
+        "O custo simulado de R$ 1.234.567,89 não ultrapassa o orçamento de R$ 1.250.000,00; em relação ao "
+        "baseline de R$ 1.205.000,00, houve alta de 2,45%.",
+        "O custo subiu para R$ 1.234.567,89 em maio de 2026, acima do baseline (R$ 1.205.000,00), mas abaixo do "
+        "orçamento de R$ 1.250.000,00.",
+        "As filiais Norte e Centro concentraram parte do aumento: R$ 7.200,00 e R$ 5.000,00, respectivamente.",
+        "As lojas 0423 e 0107 pesaram no aumento.",
+        "Com a diferença de R$ 29.567,89 sobre o baseline, o custo simulado chegou a R$ 1.234.567,89, o que mantém "
+        "a folha abaixo do teto de R$ 1.250.000,00.",
+    ],
+)
+def test_narratives_written_the_way_a_model_writes_them_pass(text):
+    result = facts(breakdowns={**facts().breakdowns, "loja": {"0423": D("18000.00"), "0107": D("11567.89")}})
+    assert reasons(text, result) == []
