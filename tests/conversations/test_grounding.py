@@ -44,6 +44,8 @@ def test_numbers_from_the_delivered_package_and_the_user_message_are_verified(ap
     assert body["grounding"] == {"outcome": "verified", "unmatched": []}
     assert Message.objects.get(pk=body["message_id"]).grounding == body["grounding"]
     assert counted("verified") == before + 1
+    listed = api_client.get(f"/api/v1/sessions/{chat_session.pk}/messages").json()["results"]
+    assert listed[-1]["grounding"] == body["grounding"] and listed[0]["grounding"] is None  # the user's own message
 
 
 def test_flag_delivers_the_answer_marked_unverified(api_client, chat_session, scripted_llm):
