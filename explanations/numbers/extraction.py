@@ -10,9 +10,9 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from decimal import Decimal
 
+from common.text import fold_lower
 from explanations.numbers.types import (
     CODE,
     COUNT,
@@ -80,10 +80,8 @@ _FRACTION_RE = re.compile(r"(?<![\w/.,])(?P<num>[1-9])/(?P<den>[2-9]|10)(?![\w/]
 _YEAR_BEFORE = {"de", "em", "ano", "desde", "ate", "para", "of", "in"}
 
 
-@functools.lru_cache(maxsize=8192)
-def _fold(word: str) -> str:
-    decomposed = unicodedata.normalize("NFD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+# Words repeat: fold each distinct one once.
+_fold = functools.lru_cache(maxsize=8192)(fold_lower)
 
 
 class _Token:

@@ -20,35 +20,19 @@ import bisect
 import dataclasses
 import functools
 import re
-import unicodedata
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal
 
+from common.text import fold_aligned
 from explanations.numbers.types import PII, WRONG_DIRECTION, WRONG_ENTITY, CitedNumber
 from explanations.numbers.vocabulary import CODE_NOUNS
 
 BASELINE, BUDGET, TARGET = "baseline", "budget", "target"
 
 
-def _fold_table() -> dict[int, str]:
-    table = {}
-    for code in range(0xC0, 0x250):
-        base = unicodedata.normalize("NFD", chr(code))[0]
-        if base != chr(code) and len(base) == 1:
-            table[code] = base
-    return table
-
-
-_FOLD = _fold_table()
-
-
-def fold(text: str) -> str:
-    """Lower case without accents, keeping every offset."""
-    folded = text.lower().translate(_FOLD)
-    if len(folded) != len(text):  # a rare character whose lower case is longer ("İ")
-        folded = "".join((c.lower().translate(_FOLD) + " ")[0] for c in text)
-    return folded
+# Same length as the text, so a mention found in the folded text is a span of the original.
+fold = fold_aligned
 
 
 @dataclass(frozen=True)

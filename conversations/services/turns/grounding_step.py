@@ -1,4 +1,4 @@
-"""The turn's grounding hook: are the numbers of an agent's answer in what
+"""Grounding step (after the agent answers): are the numbers of an agent's answer in what
 the turn delivered, and what the agent's `number_policy` does when not.
 
 Called once per answer from the agent loop with the reply and the texts the
