@@ -350,6 +350,11 @@ def result_meaning(facts: ResultFacts) -> Meaning:
         pii_values=frozenset(pii_values),
         nouns=frozenset(nouns),
         absent=frozenset(absent),
+        reference_entities={
+            BUDGET: frozenset({BUDGET}),
+            TARGET: frozenset({TARGET}),
+            BASELINE: frozenset(f"totals.{k}" for k in facts.totals if _name_key(k) in BASELINE_NAMES),
+        },
     )
 
 

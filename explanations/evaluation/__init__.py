@@ -63,6 +63,10 @@ class Report:
     false_passes: dict = field(default_factory=lambda: defaultdict(int))  # category -> verified but labeled rejected
     false_rejects: dict = field(default_factory=lambda: defaultdict(int))
     misses: list = field(default_factory=list)  # ids of disagreements
+    # Rejected cases the checker also rejected: how many name the expected numbers
+    # (each expected text overlaps a reported unmatched span, as the writer's README suggests).
+    spans_checked: int = 0
+    spans_agreed: int = 0
 
     def rate(self, category: str | None = None) -> float:
         agreed, total = (self.agreed, self.total) if category is None else self.by_category[category]
@@ -72,13 +76,16 @@ class Report:
 def evaluate(cases: list[dict]) -> Report:
     report = Report()
     for case in cases:
-        got, _ = verdict(case)
+        got, check = verdict(case)
         ok = got == case["expected"]
         report.total += 1
         report.agreed += ok
         cell = report.by_category[case["category"]]
         cell[0] += ok
         cell[1] += 1
+        if ok and got == "rejected" and case.get("expected_unmatched"):
+            report.spans_checked += 1
+            report.spans_agreed += _spans_agree(case, check)
         if not ok:
             report.misses.append(case["id"])
             if got == "verified":
@@ -86,6 +93,16 @@ def evaluate(cases: list[dict]) -> Report:
             else:
                 report.false_rejects[case["category"]] += 1
     return report
+
+
+def _spans_agree(case: dict, check) -> bool:
+    narrative = unicodedata.normalize("NFC", case["narrative"])
+    reported = [(n.start, n.end) for n in check.unmatched]
+    for text in case["expected_unmatched"]:
+        start = narrative.find(unicodedata.normalize("NFC", text))
+        if start < 0 or not any(a < start + len(text) and start < b for a, b in reported):
+            return False
+    return True
 
 
 def load(path: Path | str) -> list[dict]:

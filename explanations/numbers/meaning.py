@@ -58,6 +58,8 @@ class Meaning:
     nouns: frozenset[str] = frozenset()
     # Facts the result names but does not have (target null): nothing may be said of them.
     absent: frozenset[str] = frozenset()
+    # The entities each reference is ("budget" → {"budget"}, "baseline" → {"totals.baseline"}).
+    reference_entities: Mapping[str, frozenset[str]] = field(default_factory=dict)
 
     def __hash__(self):
         return id(self)
@@ -141,7 +143,7 @@ def _linked(folded: str, c: CitedNumber, mentions, ends, mention_starts, starts,
     if at and not _DIFFERENCE_AFTER.match(folded, c.end):
         m = mentions[at - 1]
         gap = folded[m.end : c.start]
-        words = _words(gap)
+        words = [] if gap.strip() == "," else _words(gap)  # "e a loja 0423, R$ 11.567,89"
         between = bisect.bisect_left(starts, m.end) < bisect.bisect_left(starts, c.start)
         if words is not None and len(words) <= 6 and not between:
             preceding = _WORD_RE.findall(folded[max(0, m.start - 30) : m.start])[-3:]
@@ -299,7 +301,15 @@ def _direction(folded, cited, matched, meaning, mentions) -> list[CitedNumber]:
         if sign == expected:
             continue
         if inside:
-            target = cited[min(inside, key=lambda i: (cited[i].start < at, abs(cited[i].start - at)))]
+            # The number the relation is claimed against ("superou o orçamento de R$ X"), else the
+            # one right before the word ("1,80% maior que"), else the nearest after it, else before.
+            owned = meaning.reference_entities.get(ref, frozenset()) if ref else frozenset()
+            reference = [
+                i for i in inside if cited[i].start > at and any(n.entity in owned for n in matched.get(i, ()))
+            ]
+            right_before = [i for i in inside if 0 <= at - cited[i].end <= 2]
+            nearest = min(inside, key=lambda i: (cited[i].start < at, abs(cited[i].start - at)))
+            target = cited[(reference or right_before or [nearest])[0]]
         else:
             word = m.group()
             target = CitedNumber(Decimal(0), "direction", at, at + len(word), word)

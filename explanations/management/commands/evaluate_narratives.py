@@ -32,5 +32,9 @@ class Command(BaseCommand):
                 f"{category:<12} {agreed:>3}/{total:<3} {report.rate(category):>7.1%} "
                 f"{report.false_passes[category]:>11} {report.false_rejects[category]:>13}"
             )
+        if report.spans_checked:
+            self.stdout.write(
+                f"rejected cases naming the expected numbers: {report.spans_agreed}/{report.spans_checked}"
+            )
         if misses and report.misses:
             self.stdout.write("misses: " + ", ".join(report.misses))
