@@ -143,7 +143,8 @@ def format_value(value: Decimal, kind: str) -> str:
     if kind == PERCENT:
         return format_percent(value)
     if kind == PERCENTAGE_POINTS:
-        return format_points(value)
+        # A fraction (0.012) normally; a value of 1 or more can only be points already (1.2 p.p.).
+        return format_points(value if abs(value) < 1 else Decimal(value) / 100)
     return format_number(_plain(value))
 
 

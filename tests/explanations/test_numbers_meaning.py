@@ -100,6 +100,8 @@ def test_given_counts_currencies_points_and_periods_pass_with_their_kind():
     assert reasons("A variação foi de 1,2%.", result) == [("1,2%", "wrong_kind")]
     points = facts(totals={"variacao_pp": D("1.2")}, units={"variacao_pp": "percentage_points"}, breakdowns={})
     assert reasons("A variação foi de 1,2 p.p.", points) == []  # points sent as points also match
+    assert "1,2 p.p." in {c.text for c in citable_numbers(points)}
+    assert "1,2 p.p." in {c.text for c in citable_numbers(result)}  # and as a fraction
 
 
 def test_semester_and_year_periods():
