@@ -27,6 +27,7 @@ from explanations.numbers.types import (
     PERCENTAGE_POINTS,
     PERIOD,
     PII,
+    PROPORTION,
     QUARTER,
     ROUNDED,
     SEMESTER,
@@ -105,6 +106,8 @@ _COMPATIBLE = {
     QUARTER: frozenset({QUARTER, ANY}),
     SEMESTER: frozenset({SEMESTER, ANY}),
     TIME: frozenset({TIME, NUMBER, ANY}),
+    # "um quarto" may stand for a share given as a fraction (25%) or a plain 0.25.
+    PROPORTION: frozenset({PERCENT, NUMBER, ANY}),
 }
 
 

@@ -21,6 +21,7 @@ from explanations.numbers.types import (
     NUMBER,
     PERCENT,
     PERCENTAGE_POINTS,
+    PROPORTION,
     QUARTER,
     SEMESTER,
     TIME,
@@ -35,6 +36,7 @@ from explanations.numbers.vocabulary import (
     CURRENCY_WORDS,
     DIGIT_SCALES,
     FOREIGN_MONTHS,
+    FRACTION_WORDS,
     GLUED_SCALES,
     HUNDREDS,
     MONTH_ABBREVIATIONS,
@@ -252,6 +254,10 @@ class _Parser:
                 kind = QUARTER if period == "quarter" else SEMESTER
                 return self.make(start_i, j + 1, value, kind, None, negative, Decimal(1)), j + 1
             return self.make(start_i, j, value, NUMBER, None, negative, Decimal(1)), j
+        if (denominator := FRACTION_WORDS.get(self.fold(j))) and not currency and step is None:
+            # "três quartos", "um quarto", "dois terços": a proportion, not the numerator alone.
+            value = value / denominator
+            return self.make(start_i, j + 1, value, PROPORTION, None, negative, None), j + 1
         if (collective := COLLECTIVES.get(self.fold(j))) and not currency:
             value, j, step, lone_article, precision = value * collective, j + 1, None, False, Decimal(1)
         kind = CURRENCIES[currency] if currency else NUMBER
@@ -417,11 +423,10 @@ class _Parser:
             end = self.t[i + 1].end
             kind = QUARTER if period == "quarter" else SEMESTER
             return CitedNumber(Decimal(ORDINAL_WORDS[fold]), kind, tok.start, end, self.text[tok.start : end]), i + 2
-        if fold in ("um", "uma") and self.fold(i + 1) == "quarto":  # "um quarto da diferença"
-            end = self.t[i + 1].end
-            return CitedNumber(Decimal("0.25"), NUMBER, tok.start, end, self.text[tok.start : end]), i + 2
         if fold in PROPORTIONS:
-            return CitedNumber(PROPORTIONS[fold], NUMBER, tok.start, tok.end, tok.text), i + 1
+            value = PROPORTIONS[fold]
+            kind = PROPORTION if value < 1 else NUMBER  # "o dobro" is a multiple, not a share
+            return CitedNumber(value, kind, tok.start, tok.end, tok.text), i + 1
         return None
 
 
@@ -445,7 +450,7 @@ def _prescanned(text: str) -> tuple[list[CitedNumber], list[tuple[int, int]]]:
         for m in _FRACTION_RE.finditer(text):
             spans.append(m.span())
             value = Decimal(m.group("num")) / Decimal(m.group("den"))
-            found.append(CitedNumber(value, NUMBER, *m.span(), m.group()))
+            found.append(CitedNumber(value, PROPORTION, *m.span(), m.group()))
     for m in _TIME_RE.finditer(text):
         spans.append(m.span())
         minutes = m.group("hmin") or m.group("min") or "0"

@@ -27,6 +27,7 @@ YEAR = "period:year"
 QUARTER = "period:quarter"
 SEMESTER = "period:semester"
 TIME = "time"  # a time of day: "14h" is 14, "14h30" is 14.5
+PROPORTION = "proportion"  # a fraction in words or digits: "metade", "um quarto", "três quartos", "1/3"
 ANY = "any"  # a citable value of unknown kind (a bare value handed to the checker)
 
 CURRENCIES = {"BRL": CURRENCY, "USD": CURRENCY_USD, "EUR": CURRENCY_EUR}

@@ -48,6 +48,11 @@ PROPORTIONS = {
     "quartos": Decimal(1) / 4, "quintos": Decimal(1) / 5, "sextos": Decimal(1) / 6,
     "decimos": Decimal(1) / 10,
 }  # fmt: skip
+# Denominators of fractions in words after a number ("três quartos" is 3/4, "um quarto" 1/4).
+FRACTION_WORDS = {
+    "terco": 3, "tercos": 3, "quarto": 4, "quartos": 4, "quinto": 5, "quintos": 5, "sexto": 6, "sextos": 6,
+    "decimo": 10, "decimos": 10,
+}  # fmt: skip
 # "pelo menos três" is "at least three", not minus three.
 NOT_A_SIGN_AFTER = {"pelo", "ao", "no", "mais", "a", "o", "de", "em", "bem"}
 ORDINAL_MARKS = {"º", "ª", "°"}

@@ -11,6 +11,7 @@ from explanations.numbers import (
     CURRENCY_USD,
     NUMBER,
     PERCENT,
+    PROPORTION,
     QUARTER,
     TIME,
     check_narrative,
@@ -142,7 +143,9 @@ def test_exact_by_default_and_scale_rounding_when_the_result_opts_in():
         ("três e meio por cento", D("0.035"), PERCENT),
         ("3 e meio por cento", D("0.035"), PERCENT),
         ("meio milhão", D(500000), NUMBER),
-        ("um quarto da diferença", D("0.25"), NUMBER),
+        ("um quarto da diferença", D("0.25"), PROPORTION),
+        ("três quartos da alta", D("0.75"), PROPORTION),
+        ("dois terços", D(2) / 3, PROPORTION),
         ("uma dúzia", D(12), NUMBER),
         ("duas dúzias de lojas", D(24), COUNT),
         ("meia dúzia de lojas", D(6), COUNT),
@@ -151,7 +154,7 @@ def test_exact_by_default_and_scale_rounding_when_the_result_opts_in():
         ("às 14h", D(14), TIME),
         ("às 14h30", D("14.5"), TIME),
         ("às 14:30", D("14.5"), TIME),
-        ("1/3 das lojas", D(1) / 3, NUMBER),
+        ("1/3 das lojas", D(1) / 3, PROPORTION),
         ("2º trimestre", D(2), QUARTER),
         ("US$ 100", D(100), CURRENCY_USD),
         ("€ 100", D(100), CURRENCY_EUR),
@@ -166,6 +169,15 @@ def test_new_written_forms_are_read(text, value, kind):
 def test_foreign_month_names_are_months():
     assert [(c.value, c.kind) for c in extract_numbers("March 2026")] == [(D(3), "period:month"), (D(2026), "number")]
     assert reasons("Em marzo de 2026 o custo subiu.") == [("marzo", "not_in_list")]
+
+
+def test_a_share_in_words_matches_a_share_given_as_a_fraction():
+    shares = facts(
+        breakdowns={"participacao_filial": {"Norte": D("0.25"), "Sul": D("0.75")}},
+        units={"participacao_filial": "percent"},
+    )
+    assert reasons("A filial Norte respondeu por um quarto da alta, e a Sul por três quartos.", shares) == []
+    assert reasons("A filial Norte respondeu por um terço da alta.", shares) == [("um terço", "not_in_list")]
 
 
 def test_a_share_in_new_forms_fails():
