@@ -32,6 +32,7 @@ from explanations.numbers.vocabulary import (
     CODE_NOUNS,
     COLLECTIVES,
     COUNT_NOUNS,
+    CURRENCY_CODES,
     CURRENCY_SYMBOLS,
     CURRENCY_WORDS,
     DIGIT_SCALES,
@@ -241,6 +242,8 @@ class _Parser:
             negative, j = True, j + 1
         if j < self.n and self.t[j].type == "cur":
             currency, j = CURRENCY_SYMBOLS[self.t[j].text], j + 1
+        elif self.fold(j) in CURRENCY_CODES and j + 1 < self.n and self.t[j + 1].type == "num":
+            currency, j = CURRENCY_CODES[self.fold(j)], j + 1
             if not negative and self.is_sym(j, "-−") and self.glued(j, j + 1):
                 negative, j = True, j + 1
         core_i = j
@@ -461,7 +464,21 @@ def _prescanned(text: str) -> tuple[list[CitedNumber], list[tuple[int, int]]]:
 
 # Folded words that may start a number or a number-like reading.
 _NUMBERISH = frozenset(
-    {*UNITS, *TENS, *HUNDREDS, *SCALES, *ORDINAL_WORDS, *PROPORTIONS, "cem", "meio", "meia", "menos", "um", "uma"}
+    {
+        *UNITS,
+        *TENS,
+        *HUNDREDS,
+        *SCALES,
+        *ORDINAL_WORDS,
+        *PROPORTIONS,
+        "cem",
+        "meio",
+        "meia",
+        "menos",
+        "um",
+        "uma",
+        *CURRENCY_CODES,
+    }
 )
 _MONTH_NAMES = frozenset({*MONTHS, *FOREIGN_MONTHS})
 

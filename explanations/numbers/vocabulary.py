@@ -76,8 +76,11 @@ COLLECTIVES = {
 # Money written as words after the number, and the currency they name.
 CURRENCY_WORDS = {
     "real": "BRL", "reais": "BRL", "dolar": "USD", "dolares": "USD", "euro": "EUR", "euros": "EUR",
+    "brl": "BRL", "usd": "USD", "eur": "EUR",
 }  # fmt: skip
 CURRENCY_SYMBOLS = {"R$": "BRL", "US$": "USD", "U$": "USD", "$": "USD", "€": "EUR"}
+# ISO codes written as words, before or after the digits ("EUR 9.800,00", "9.800,00 USD").
+CURRENCY_CODES = {"brl": "BRL", "usd": "USD", "eur": "EUR"}
 # Nouns that count things: a number before them is a count ("cinco filiais").
 COUNT_NOUNS = frozenset("""
 loja lojas filial filiais unidade unidades agencia agencias funcionario funcionarios funcionaria funcionarias

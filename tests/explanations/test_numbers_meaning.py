@@ -159,6 +159,8 @@ def test_exact_by_default_and_scale_rounding_when_the_result_opts_in():
         ("US$ 100", D(100), CURRENCY_USD),
         ("€ 100", D(100), CURRENCY_EUR),
         ("100 euros", D(100), CURRENCY_EUR),
+        ("EUR 100", D(100), CURRENCY_EUR),
+        ("100 USD", D(100), CURRENCY_USD),
     ],
 )
 def test_new_written_forms_are_read(text, value, kind):
