@@ -31,8 +31,22 @@ from explanations.numbers.vocabulary import CODE_NOUNS
 BASELINE, BUDGET, TARGET = "baseline", "budget", "target"
 
 
-# Same length as the text, so a mention found in the folded text is a span of the original.
-fold = fold_aligned
+# common.text.fold_aligned, character by character, as one translation table for the characters
+# narratives are written in (computed from it, so the two cannot disagree); others take the slow path.
+_FOLD_LIMIT = "\u2fff"
+
+
+@functools.cache
+def _fold_table() -> dict[int, str]:
+    return {code: fold_aligned(chr(code)) for code in range(ord(_FOLD_LIMIT) + 1)}  # built on first use
+
+
+def fold(text: str) -> str:
+    """Lower case without accents, same length as the text, so a mention found in the
+    folded text is a span of the original."""
+    if not text or max(text) <= _FOLD_LIMIT:
+        return text.translate(_fold_table())
+    return fold_aligned(text)
 
 
 @dataclass(frozen=True)

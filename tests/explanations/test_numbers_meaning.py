@@ -290,3 +290,11 @@ def test_people_values_and_names_never_pass():
 def test_narratives_written_the_way_a_model_writes_them_pass(text):
     result = facts(breakdowns={**facts().breakdowns, "loja": {"0423": D("18000.00"), "0107": D("11567.89")}})
     assert reasons(text, result) == []
+
+
+def test_the_fast_fold_is_common_texts_aligned_fold():
+    from common.text import fold_aligned
+    from explanations.numbers.meaning import fold
+
+    text = "Orçamento: R$ 1.250,00 — € 3; İstanbul; ß; ﬁ; Ελλάδα; 漢字 " + "".join(map(chr, range(0x20, 0x3100)))
+    assert fold(text) == fold_aligned(text) and len(fold(text)) == len(text)
