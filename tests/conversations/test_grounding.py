@@ -120,6 +120,7 @@ def test_a_turn_without_an_agent_answer_is_skipped(api_client, chat_session, scr
     body = send(api_client, chat_session, "Falar com alguém").json()
     assert body["grounding"] == {"outcome": "skipped", "unmatched": []}
     assert counted("skipped") == before + 1
+    assert 'contexto_turn_grounding_total{outcome="skipped"}' in api_client.get("/metrics").content.decode()
 
 
 def test_neither_the_numbers_nor_the_text_are_logged(api_client, chat_session, scripted_llm, caplog):
