@@ -24,9 +24,10 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from explanations.entities import result_meaning  # noqa: E402
 from explanations.numbers import check_narrative  # noqa: E402
 from explanations.numbers.grounding import ground_reply  # noqa: E402
-from explanations.prompts import ResultFacts, citable_numbers, result_meaning  # noqa: E402
+from explanations.prompts import ResultFacts, citable_numbers  # noqa: E402
 
 FACTS = ResultFacts(
     verdict="Simulação viável: o custo simulado fica dentro do orçamento",
@@ -79,7 +80,11 @@ def main() -> None:
     citable, meaning = citable_numbers(FACTS), result_meaning(FACTS)
     check = check_narrative(text, citable, meaning=meaning)
     context = "\n".join(SENTENCES * 9)  # ~6 KB of delivered text
-    timings: dict[str, list[float]] = {"check (1,000 chars)": [], "citable + meaning": [], "grounding a reply (sources read once)": []}
+    timings: dict[str, list[float]] = {
+        "check (1,000 chars)": [],
+        "citable + meaning": [],
+        "grounding a reply (sources read once)": [],
+    }
     # CPU time of this thread too: on a shared machine the wall clock also counts the time
     # other processes held the core.
     cpu: list[float] = []

@@ -15,7 +15,7 @@ from decimal import Decimal, InvalidOperation
 from common.text import fold_lower
 from explanations.formatting import format_money, format_number, format_percent, format_period, format_points
 from explanations.numbers import CitableNumber, extract_numbers
-from explanations.numbers.meaning import BASELINE, BUDGET, TARGET, Entity, Meaning, fold
+from explanations.numbers.meaning import BUDGET, TARGET
 from explanations.numbers.types import (
     CODE,
     COUNT,
@@ -34,7 +34,7 @@ from explanations.numbers.types import (
 # A breakdown can have thousands of entries; the narrative needs the ones
 # that weigh most. Only the entries shown are citable.
 MAX_BREAKDOWN_ITEMS = 20
-__all__ = ["UNIT_KINDS", "ResultFacts", "build_prompt", "citable_numbers", "result_meaning"]
+__all__ = ["UNIT_KINDS", "ResultFacts", "build_prompt", "citable_numbers"]
 PERIOD_RE = r"^\d{4}(-(0[1-9]|1[0-2])|-Q[1-4]|-S[12])?$"
 _PERCENT_SUFFIXES = ("_pct", "pct", "_percent", "_percentual", "_fraction")
 
@@ -209,154 +209,6 @@ def citable_numbers(facts: ResultFacts) -> list[CitableNumber]:
             if part in fields:
                 found.append(CitableNumber(Decimal(fields[part]), kind, text, f"competência ({label})", "period"))
     return found
-
-
-# pt words that name facts, by fact name; a result's `labels` adds its own.
-DEFAULT_LABELS = {
-    "simulado": ("simulado", "simulada", "custo simulado", "valor simulado", "total simulado", "folha simulada"),
-    "baseline": ("baseline", "linha de base", "custo atual", "folha atual", "valor atual", "cenario atual"),
-    "diferenca": ("diferenca", "variacao", "impacto", "aumento", "acrescimo", "reducao", "queda", "economia"),
-    "budget": ("orcamento", "teto", "teto orcamentario", "limite orcamentario", "verba"),
-    "target": ("meta", "meta de venda", "meta de vendas", "objetivo", "alvo"),
-    "period": ("competencia", "periodo"),
-}
-# Names a main total, a baseline or a difference is sent under.
-MAIN_NAMES = (
-    "simulado",
-    "simulada",
-    "simulated",
-    "custo_simulado",
-    "realizado",
-    "resultado",
-    "total",
-    "vendas",
-    "custo",
-)
-BASELINE_NAMES = ("baseline", "base", "atual", "custo_atual", "anterior", "referencia")
-_DIFFERENCE_MARKS = ("diferenca", "variacao", "delta", "diff", "impacto")
-REFERENCE_WORDS = {
-    BASELINE: ("baseline", "linha de base", "base", "atual", "anterior", "referencia", "cenario atual", "mes anterior"),
-    BUDGET: DEFAULT_LABELS["budget"] + ("limite",),
-    TARGET: DEFAULT_LABELS["target"],
-}
-
-
-def _folded_name(name: str) -> str:
-    return fold(str(name).replace("_", " ").strip())
-
-
-def _total_labels(name: str, extra) -> tuple[str, ...]:
-    key = _name_key(name)
-    base = key
-    for suffix in _PERCENT_SUFFIXES:
-        if base.endswith(suffix):
-            base = base[: -len(suffix)]
-            break
-    labels = {_folded_name(base), _folded_name(key)}
-    for known, words in DEFAULT_LABELS.items():
-        if base.rstrip("_") == known:
-            labels.update(words)
-    labels.update(fold(w) for w in extra)
-    return tuple(sorted(w for w in labels if w))
-
-
-def _sign(value: Decimal) -> int:
-    return (value > 0) - (value < 0)
-
-
-def result_meaning(facts: ResultFacts) -> Meaning:
-    """The entities of a result and the signs of its differences, for
-    `check_narrative(..., meaning=...)`."""
-    labels = {_name_key(k): v for k, v in facts.labels.items()}
-    entities: list[Entity] = []
-    differences: set[str] = set()
-    parts: set[str] = set()
-    nouns: set[str] = set()
-    for name, value in facts.totals.items():
-        key = _name_key(name)
-        entities.append(Entity(f"totals.{name}", _total_labels(name, labels.get(key, ())), facts.is_pii(name)))
-        if any(mark in key for mark in _DIFFERENCE_MARKS):
-            differences.add(f"totals.{name}")
-    for dim, items in facts.breakdowns.items():
-        pii = facts.is_pii(dim)
-        nouns.add(_folded_name(dim))
-        nouns.update(fold(w) for w in labels.get(_name_key(dim), ()))
-        signed = any(v < 0 for v in items.values())
-        for key in items:
-            names = {fold(str(key))}
-            if str(key).isdecimal():
-                names.add(str(int(key)))
-            if pii and str(key).isdecimal() is False and len(str(key)) < 3:
-                continue
-            entities.append(Entity(f"{dim}.{key}", tuple(sorted(names)), pii))
-            parts.add(f"{dim}.{key}")
-            if signed:
-                differences.add(f"{dim}.{key}")
-    for name in facts.counts:
-        entities.append(
-            Entity(f"counts.{name}", _total_labels(name, labels.get(_name_key(name), ())), facts.is_pii(name))
-        )
-    absent = set()
-    for key, present in (
-        (BUDGET, facts.budget is not None),
-        (TARGET, facts.target is not None),
-        ("period", bool(facts.period)),
-    ):
-        # A budget or target the result does not have is still named: a value said of it is someone else's.
-        words = DEFAULT_LABELS[key] + tuple(fold(w) for w in labels.get(key, ()))
-        entities.append(Entity(key, words))
-        if not present:
-            absent.add(key)
-
-    totals = {_name_key(k): v for k, v in facts.totals.items()}
-    main = next((totals[n] for n in MAIN_NAMES if n in totals), None)
-    if main is None:
-        main = next(
-            (
-                v
-                for k, v in facts.totals.items()
-                if is_currency(facts.unit(k))
-                and _name_key(k) not in BASELINE_NAMES
-                and not any(mark in _name_key(k) for mark in _DIFFERENCE_MARKS)
-            ),
-            None,
-        )
-    baseline = next((totals[n] for n in BASELINE_NAMES if n in totals), None)
-    signs: dict[str, int] = {}
-    if main is not None and baseline is not None:
-        signs[BASELINE] = _sign(main - baseline)
-    else:
-        difference = next((v for k, v in totals.items() if any(mark in k for mark in _DIFFERENCE_MARKS)), None)
-        if difference is not None:
-            signs[BASELINE] = _sign(difference)
-    if main is not None and facts.budget is not None:
-        signs[BUDGET] = _sign(main - facts.budget)
-    if main is not None and facts.target is not None:
-        signs[TARGET] = _sign(main - facts.target)
-    references = {ref: words + tuple(fold(w) for w in labels.get(ref, ())) for ref, words in REFERENCE_WORDS.items()}
-    pii_values: set[Decimal] = set()
-    for dim, items in facts.breakdowns.items():
-        if facts.is_pii(dim):
-            pii_values.update(abs(Decimal(v)) for v in items.values())
-            pii_values.update(Decimal(int(k)) for k in items if str(k).isdecimal())
-    for name, value in facts.totals.items():
-        if facts.is_pii(name):
-            pii_values.add(abs(Decimal(value)))
-    return Meaning(
-        entities=tuple(entities),
-        signs=signs,
-        references=references,
-        differences=frozenset(differences),
-        parts=frozenset(parts),
-        pii_values=frozenset(pii_values),
-        nouns=frozenset(nouns),
-        absent=frozenset(absent),
-        reference_entities={
-            BUDGET: frozenset({BUDGET}),
-            TARGET: frozenset({TARGET}),
-            BASELINE: frozenset(f"totals.{k}" for k in facts.totals if _name_key(k) in BASELINE_NAMES),
-        },
-    )
 
 
 def _unique_texts(citable: Iterable[CitableNumber]) -> list[str]:

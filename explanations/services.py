@@ -23,12 +23,13 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from explanations.entities import result_meaning
 from explanations.exceptions import ExplanationNotRetriableError, InvalidResultError, ResultConflictError
 from explanations.llm_client import ProviderUnavailable, model_name, narrate
 from explanations.metrics import EXPLANATION_DURATION, EXPLANATIONS
 from explanations.models import Explanation, ExplanationOutcome, Result
 from explanations.numbers import CitedNumber, check_narrative
-from explanations.prompts import UNIT_KINDS, ResultFacts, build_prompt, citable_numbers, result_meaning
+from explanations.prompts import UNIT_KINDS, ResultFacts, build_prompt, citable_numbers
 
 logger = logging.getLogger(__name__)
 Status = Result.ExplanationStatus

@@ -15,8 +15,9 @@ from decimal import Decimal
 from pathlib import Path
 from types import SimpleNamespace
 
+from explanations.entities import result_meaning
 from explanations.numbers import check_narrative
-from explanations.prompts import ResultFacts, citable_numbers, result_meaning
+from explanations.prompts import ResultFacts, citable_numbers
 
 HERE = Path(__file__).resolve().parent
 DEV = HERE / "dev.json"

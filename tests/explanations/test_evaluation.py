@@ -5,10 +5,11 @@ targets, kept as a guard against regressions."""
 
 from django.core.management import call_command
 
+from explanations.entities import result_meaning
 from explanations.evaluation import DEV, TEST, evaluate, facts_from_payload, load
 from explanations.llm_client import _offline_narrative
 from explanations.numbers import check_narrative
-from explanations.prompts import build_prompt, citable_numbers, result_meaning
+from explanations.prompts import build_prompt, citable_numbers
 
 
 def test_targets_on_the_held_out_test_split():

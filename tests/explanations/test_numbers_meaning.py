@@ -5,6 +5,7 @@ from decimal import Decimal as D
 
 import pytest
 
+from explanations.entities import result_meaning
 from explanations.numbers import (
     COUNT,
     CURRENCY_EUR,
@@ -17,7 +18,7 @@ from explanations.numbers import (
     check_narrative,
     extract_numbers,
 )
-from explanations.prompts import ResultFacts, citable_numbers, result_meaning
+from explanations.prompts import ResultFacts, citable_numbers
 
 
 def facts(**overrides) -> ResultFacts:

@@ -8,6 +8,7 @@ Neither the numbers nor the text are logged: counts and outcomes only.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -33,12 +34,17 @@ class GroundingDecision:
     action: str  # deliver | retry | handoff
     correction: str = ""  # the corrective user message, for retry
 
+    @property
+    def detail(self) -> str:
+        """The hand-off detail: how many numbers, never which."""
+        return f"{len(self.grounding.unmatched)} cited number(s) not in what the turn delivered."
 
-def delivered_texts(*, request, agent_prompt: str, user_texts: Iterable[str], ui_context: str) -> list[str]:
+
+def delivered_texts(*, request, agent, user_texts: Iterable[str], ui_context: str) -> list[str]:
     """What a turn delivered to the model: package bodies and titles, the
     catalog's summaries, the agent's instructions, the UI context block and
     the user's own words (not the reply contract, not earlier answers)."""
-    texts = [agent_prompt, ui_context, *user_texts]
+    texts = [agent.system_prompt, ui_context, *user_texts]
     texts += [f"{k.title}\n{k.body}" for k in request.knowledge]
     texts += [f"{c.title}\n{c.summary}" for c in request.catalog]
     return [t for t in texts if t]
@@ -54,6 +60,13 @@ def answer_grounding(
         numbers = ", ".join(dict.fromkeys(f'"{n.text}"' for n in grounding.unmatched))
         return GroundingDecision(grounding, RETRY, CORRECTION.format(numbers=numbers))
     return GroundingDecision(grounding, HANDOFF)
+
+
+def with_correction(request, correction: tuple):
+    """The request, followed by the answer being corrected and the correction (the grounding retry)."""
+    if not correction:
+        return request
+    return dataclasses.replace(request, messages=request.messages + correction)
 
 
 def grounding_record(grounding: Grounding | None) -> dict:
