@@ -46,7 +46,8 @@ def delivered_texts(*, request, agent, user_texts: Iterable[str], ui_context: st
     the user's own words (not the reply contract, not earlier answers)."""
     texts = [agent.system_prompt, ui_context, *user_texts]
     texts += [f"{k.title}\n{k.body}" for k in request.knowledge]
-    texts += [f"{c.title}\n{c.summary}" for c in request.catalog]
+    # The whole catalog as one text: read once per catalog version (the extraction is cached by text).
+    texts.append("\n".join(f"{c.title}\n{c.summary}" for c in request.catalog))
     return [t for t in texts if t]
 
 
