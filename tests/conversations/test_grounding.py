@@ -19,6 +19,14 @@ GROUNDED = "O orçamento formal vale por 30 dias corridos."  # PRICING_RULES say
 UNGROUNDED = "O orçamento formal vale por 45 dias e custa R$ 250,00."
 
 
+@pytest.fixture
+def scripted_llm(scripted_llm, settings):
+    # These tests count calls and read the outcome: on a loaded machine the default
+    # 0.5 s would turn a slow scripted answer into a provider hand-off.
+    settings.LLM_TIMEOUT = 5
+    return scripted_llm
+
+
 def fetch(package_id):
     return {"s": 99, "context_needed": package_id}
 
