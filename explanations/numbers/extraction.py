@@ -287,7 +287,8 @@ class _Parser:
         counted noun, a code after an identifying noun, a year."""
         after = self.fold(j)
         scaled = step is not None or self.fold(j - 1) in COLLECTIVES
-        if after == "de" and scaled and self.fold(j + 1) in COUNT_NOUNS:
+        partitive = after in ("das", "dos") and self.fold(j + 1) in COUNT_NOUNS  # "cinco das filiais"
+        if (partitive or (after == "de" and scaled)) and self.fold(j + 1) in COUNT_NOUNS:
             after, j = self.fold(j + 1), j + 1  # "2 milhões de pessoas"
         if after in COUNT_NOUNS:
             return COUNT, after, j + 1

@@ -60,6 +60,7 @@ def reasons(text, result=None):
     [
         # A count of stores equal to the competence month (May).
         ("Cinco filiais puxaram o aumento.", [("Cinco filiais", "wrong_kind")]),
+        ("Cinco das filiais puxaram o aumento.", [("Cinco das filiais", "wrong_kind")]),
         # The right digits in a foreign currency.
         ("A diferença foi de € 29.567,89.", [("€ 29.567,89", "wrong_kind")]),
         ("A diferença foi de US$ 29.567,89.", [("US$ 29.567,89", "wrong_kind")]),
