@@ -39,6 +39,7 @@ import numpy as np
 
 from .analysis import TypoExpander, analyze, analyze_identifier, code_term, fold, query_key, tokens
 from .bm25 import SparseBM25Index
+from .expansion import QueryExpander, load_lexicon
 from .fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS, estimate_tokens, weighted_rrf
 from .splitting import split_parts
 
@@ -114,6 +115,12 @@ class RouterConfig:
     # the catalog does not know is evidence of an out-of-domain question.
     unknown_term_weight: float = 1.5
     feedback_min_weight: float = 0.5
+    # Query expansion (knowledge/retrieval/expansion.py): the weight of a
+    # term's alternatives relative to the term itself; 0 turns a source off.
+    lexicon_weight: float = 0.0
+    cognate_weight: float = 0.0
+    synonym_weight: float = 0.0
+    synonyms: tuple[tuple[str, ...], ...] = ()
     k1: float = 1.2
     b: float = 0.75
     delta: float = 1.0
@@ -237,6 +244,11 @@ class _Slot:
     weight: float  # query weight of each term (1, or typo_weight)
     denom: float  # IDF this slot weighs in the coverage denominator
     label: str  # what the user typed (for `why`)
+    # Per-term weights when the slot holds expansions (translations, synonyms) at their own weight.
+    term_weights: dict[str, float] | None = None
+
+    def weight_of(self, term: str) -> float:
+        return self.term_weights.get(term, self.weight) if self.term_weights else self.weight
 
 
 @dataclass
@@ -289,6 +301,7 @@ class RouterIndex:
             self._keywords_by_rarest.setdefault(rarest, []).append(terms)
         self._typos = TypoExpander(self.bm25.vocabulary_df())
         self._typos.prepare()  # pay for the typo table at build time, not on a user's question
+        self._expander = self._build_expander()
         self._body_tokens: dict[int, int] = {}
         # Wiki links, both directions, to entries of this catalog only.
         self._links: dict[int, list[int]] = {}
@@ -310,6 +323,19 @@ class RouterIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _build_expander(self) -> QueryExpander | None:
+        cfg = self.config
+        if cfg.lexicon_weight <= 0 and cfg.cognate_weight <= 0 and not (cfg.synonyms and cfg.synonym_weight > 0):
+            return None
+        return QueryExpander(
+            self.bm25.vocabulary_df(),
+            lexicon=load_lexicon() if cfg.lexicon_weight > 0 else None,
+            synonyms=cfg.synonyms,
+            lexicon_weight=cfg.lexicon_weight,
+            cognate_weight=cfg.cognate_weight,
+            synonym_weight=cfg.synonym_weight,
+        )
 
     def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
         """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
@@ -398,21 +424,42 @@ class RouterIndex:
             if term in seen:
                 continue
             seen.add(term)
+            expander = self._expander
             if term in self.bm25.vocabulary:
-                slots.append(_Slot([term], 1.0, self.bm25.idf(term), term))
+                synonyms = expander.synonym_alternatives(term) if expander else []
+                if synonyms:
+                    weights = {t: w for t, w in synonyms if t != term}
+                    slots.append(_Slot([term, *weights], 1.0, self.bm25.idf(term), term, {**weights, term: 1.0}))
+                else:
+                    slots.append(_Slot([term], 1.0, self.bm25.idf(term), term))
                 continue
+            if expander:
+                # Structured query: the alternatives of one term share its weight (the best one present counts).
+                alternatives = expander.synonym_alternatives(term) or expander.unknown_alternatives(term, "lexicon")
+                if alternatives:
+                    weights = dict(alternatives)
+                    slots.append(_Slot(list(weights), max(weights.values()), self._slot_denom(weights), term, weights))
+                    continue
             fixes = self._typos.expand(term)
             if fixes:
                 slots.append(_Slot(fixes, self.config.typo_weight, max(self.bm25.idf(f) for f in fixes), term))
+                continue
+            cognates = expander.unknown_alternatives(term, "cognates") if expander else []
+            if cognates:
+                weights = dict(cognates)
+                slots.append(_Slot(list(weights), max(weights.values()), self._slot_denom(weights), term, weights))
             else:
                 slots.append(_Slot([], 0.0, self.config.unknown_term_weight * self.bm25.max_idf, term))
         return slots
+
+    def _slot_denom(self, weights: Mapping[str, float]) -> float:
+        return max(self.bm25.idf(t) for t in weights)
 
     def _query_weights(self, slots: Sequence[_Slot]) -> dict[str, float]:
         weights: dict[str, float] = {}
         for slot in slots:
             for t in slot.terms:
-                weights[t] = weights.get(t, 0.0) + slot.weight
+                weights[t] = weights.get(t, 0.0) + slot.weight_of(t)
         return weights
 
     def _coverage(self, slots: Sequence[_Slot], docs: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
@@ -424,7 +471,7 @@ class RouterIndex:
             best = np.zeros(len(docs))
             for t in slot.terms:
                 present = self.bm25.contains(t, docs)
-                value = slot.weight * self.bm25.idf(t)
+                value = slot.weight_of(t) * self.bm25.idf(t)
                 best = np.where(present & (value > best), value, best)
             for j in np.flatnonzero(best):
                 matched[j].append(slot.label)
@@ -714,33 +761,46 @@ class RouterIndex:
         used = 0
         over_budget: set[int] = set()
 
-        # Strict rules that passed the relevance test keep their body, always.
+        # Round-robin over parts so that every part's best arrives in full.
+        queues = [self._full_queue(o) for o in outcomes]
+        # What passed a part's relevance test for a full body (threshold and relative fused gate).
+        passed = {i for queue in queues for i in queue}
+        taken = [0] * len(outcomes)
+
+        def take(p: int) -> bool:
+            queue = queues[p]
+            nonlocal used
+            while queue and taken[p] < per_part_max:
+                i = queue.pop(0)
+                if i in full_set:
+                    continue
+                cost = self.body_tokens(i)
+                if used + cost > budget:
+                    over_budget.add(i)
+                    continue
+                full_set.append(i)
+                used += cost
+                taken[p] += 1
+                return True
+            return False
+
+        # Each part's best answer is placed first, so a guardrail never pushes it out of the budget.
+        for p in range(len(outcomes)):
+            take(p)
+        # Strict rules keep their body (also past the budget) when they passed the same relevance
+        # test as a full answer in some part (coverage and the part's relative fused gate): a rule
+        # reached only through a wiki-link hop or a weak match is not a guardrail for this question.
         for i in relevant:
             e = self.entries[i]
-            if e.kind == KIND_RULE and e.strict:
+            if e.kind == KIND_RULE and e.strict and i in passed and i not in full_set:
                 full_set.append(i)
                 used += self.body_tokens(i)
 
-        # Round-robin over parts so that every part's best arrives in full.
-        queues = [self._full_queue(o) for o in outcomes]
-        taken = [0] * len(outcomes)
         progress = True
         while progress:
             progress = False
-            for p, queue in enumerate(queues):
-                while queue and taken[p] < per_part_max:
-                    i = queue.pop(0)
-                    if i in full_set:
-                        continue
-                    cost = self.body_tokens(i)
-                    if used + cost > budget:
-                        over_budget.add(i)
-                        continue
-                    full_set.append(i)
-                    used += cost
-                    taken[p] += 1
-                    progress = True
-                    break
+            for p in range(len(queues)):
+                progress = take(p) or progress
 
         full: list[Delivered] = []
         listed: list[Delivered] = []

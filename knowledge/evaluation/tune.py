@@ -1,0 +1,128 @@
+"""Choose router settings by leave-one-catalog-out cross-validation over the DEV splits.
+
+    python -m knowledge.evaluation.tune [--grid NAME] [--json]
+
+Reads only ``questions.dev.json`` of each catalog in ``TUNING_INPUTS`` (a test
+asserts no test-split question reaches any tuning input). For each held-out
+catalog, the candidate with the best objective on the other catalogs' dev
+splits is picked and scored on the held-out dev split: that is the
+generalization estimate; the shipped defaults are the candidate that is best
+pooled over all dev splits, reported next to its CV estimate.
+
+Objective per catalog: mean of hit@1, usable and out-of-domain precision.
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import json
+import os
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+if str(ROOT) not in sys.path:
+    sys.path.insert(0, str(ROOT))
+
+from knowledge.offline_catalog import load_package_folder  # noqa: E402
+from knowledge.retrieval.evaluation import evaluate_report, load_queries  # noqa: E402
+from knowledge.retrieval.router import RouterConfig, RouterIndex  # noqa: E402
+
+CATALOGS = ROOT / "knowledge" / "evaluation" / "catalogs"
+# Every file tuning reads. Dev splits only: the test splits are reported, never tuned on.
+TUNING_INPUTS = {
+    "sample": (ROOT / "knowledge" / "catalog", CATALOGS / "sample" / "questions.dev.json"),
+    "saas": (CATALOGS / "saas" / "packages", CATALOGS / "saas" / "questions.dev.json"),
+    "hr": (CATALOGS / "hr" / "packages", CATALOGS / "hr" / "questions.dev.json"),
+}
+
+
+def context_of(row):
+    ctx = row.get("context") or {}
+    focus, parents, page = ctx.get("focus"), ctx.get("parentIds") or (), ctx.get("page")
+    if isinstance(focus, dict):
+        parents = focus.get("parentIds") or parents
+        focus = focus.get("semanticId")
+    if isinstance(page, dict):
+        page = page.get("semanticId") or page.get("id")
+    return focus, tuple(parents), page
+
+
+def run(config: RouterConfig, name: str, entries=None, queries=None):
+    packages, questions = TUNING_INPUTS[name]
+    entries = entries if entries is not None else load_package_folder(packages)
+    queries = queries if queries is not None else load_queries(questions)
+    index = RouterIndex(entries, config=config)
+
+    def route(row):
+        focus, parents, page = context_of(row)
+        return index.route(row["query"], focus=focus, parents=parents, page=page)
+
+    return evaluate_report(queries, route, {e.package_id: e.kind for e in entries})
+
+
+def objective(report) -> float:
+    k = report.by_kind()["all"]
+    parts = [k["hit@1"]["rate"], k["usable"]["rate"]]
+    if "ood_precision" in k:
+        parts.append(k["ood_precision"]["rate"])
+    return sum(parts) / len(parts)
+
+
+GRIDS = {
+    "crosslang": {
+        "lexicon_weight": [0.0, 0.5, 0.7, 0.9],
+        "cognate_weight": [0.0, 0.5],
+    },
+}
+
+
+def candidates(grid: dict[str, list]):
+    keys = list(grid)
+    for values in itertools.product(*(grid[k] for k in keys)):
+        yield dict(zip(keys, values))
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--grid", default="crosslang", choices=sorted(GRIDS))
+    parser.add_argument("--base", default="{}", help="JSON of RouterConfig fields every candidate starts from")
+    parser.add_argument("--json", action="store_true")
+    args = parser.parse_args()
+    base = replace(RouterConfig(), **json.loads(args.base))
+    data = {n: (load_package_folder(p), load_queries(q)) for n, (p, q) in TUNING_INPUTS.items()}
+    rows = []
+    for cand in candidates(GRIDS[args.grid]):
+        config = replace(base, **cand)
+        scores = {}
+        figures = {}
+        for n, (entries, queries) in data.items():
+            report = run(config, n, entries, queries)
+            scores[n] = objective(report)
+            k = report.by_kind()["all"]
+            par = report.parity()
+            figures[n] = {
+                "hit@1": k["hit@1"]["rate"],
+                "usable": k["usable"]["rate"],
+                "ood": k.get("ood_precision", {}).get("rate"),
+                "par_en": par.get("en", {}).get("ratio"),
+                "par_es": par.get("es", {}).get("ratio"),
+            }
+        rows.append((cand, scores, figures))
+        if not args.json:
+            print(json.dumps(cand), " ".join(f"{n}={scores[n]:.3f}" for n in scores), json.dumps(figures))
+    # Leave one catalog out: pick on the others, score on the held-out one.
+    loco = {}
+    for held in data:
+        best = max(rows, key=lambda r: sum(s for n, s in r[1].items() if n != held))
+        loco[held] = {"chosen": best[0], "held_out_objective": round(best[1][held], 3), "figures": best[2][held]}
+    pooled = max(rows, key=lambda r: sum(r[1].values()))
+    out = {"loco": loco, "pooled_best": pooled[0], "pooled_figures": pooled[2]}
+    print(json.dumps(out, indent=1))
+
+
+if __name__ == "__main__":
+    os.environ.setdefault("PYTHONHASHSEED", "0")
+    main()
