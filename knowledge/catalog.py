@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 from knowledge.ids import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
-from knowledge.models import Package
+from knowledge.models import Package, SynonymSet
 from knowledge.selectors import catalog_version_get
 
 
@@ -35,17 +35,21 @@ class PackageEntry:
 class Catalog:
     version: int
     entries: tuple[PackageEntry, ...]
+    # Curators' synonym sets, applied to questions by the router.
+    synonyms: tuple[tuple[str, ...], ...] = ()
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, version: int, entries: list[PackageEntry]) -> "Catalog":
+    def build(cls, version: int, entries: list[PackageEntry], synonyms=()) -> "Catalog":
         by_key: dict[str, PackageEntry] = {}
         for entry in entries:
             by_key[normalize_package_key(entry.package_id)] = entry
         for entry in entries:
             for alias in entry.aliases:
                 by_key.setdefault(normalize_package_key(alias), entry)
-        return cls(version=version, entries=tuple(entries), _by_key=by_key)
+        return cls(
+            version=version, entries=tuple(entries), synonyms=tuple(tuple(s) for s in synonyms), _by_key=by_key
+        )
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -95,7 +99,8 @@ def _load(version: int) -> Catalog:
         for p in rows
         if p.body.strip()
     ]
-    return Catalog.build(version, entries)
+    synonyms = [tuple(terms) for terms in SynonymSet.objects.filter(is_active=True).values_list("terms", flat=True)]
+    return Catalog.build(version, entries, synonyms)
 
 
 def get_active_catalog() -> Catalog:

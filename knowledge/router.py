@@ -22,15 +22,26 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.core.cache import cache
 
 from knowledge.catalog import get_active_catalog
-from knowledge.feedback import FEEDBACK_VERSION_KEY, feedback_weights, session_routes_remember
+from knowledge.feedback import (
+    FEEDBACK_VERSION_KEY,
+    feedback_weights,
+    related_feedback_weights,
+    session_routes_remember,
+)
 from knowledge.retrieval.fusion import DEFAULT_WEIGHTS
-from knowledge.retrieval.router import DEFAULT_FIELD_WEIGHTS, RouteResult, RouterConfig, RouterIndex
+from knowledge.retrieval.router import (
+    DEFAULT_FIELD_WEIGHTS,
+    DEFAULT_LEXICON_WEIGHT,
+    RouteResult,
+    RouterConfig,
+    RouterIndex,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -80,6 +91,10 @@ def router_config() -> RouterConfig:
         unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
         full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", 0.5)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
+        lexicon_weight=float(getattr(settings, "KNOWLEDGE_LEXICON_WEIGHT", DEFAULT_LEXICON_WEIGHT)),
+        cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", 0.0)),
+        synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", 0.8)),
+        catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", "pt")),
     )
 
 
@@ -144,6 +159,9 @@ class RouterIndexHolder:
 
     def _build(self, catalog, config: RouterConfig) -> RouterIndex:
         started = time.perf_counter()
+        synonyms = getattr(catalog, "synonyms", ())
+        if synonyms:
+            config = replace(config, synonyms=synonyms)
         index = RouterIndex(catalog.entries, config=config, version=catalog.version)
         index.source = catalog
         self.builds += 1
@@ -220,12 +238,16 @@ def route_context(
         def feedback_for(part_key: str) -> dict[str, float]:
             return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
 
+        def related_for(part_key: str, ranking: list[str]) -> dict[str, float]:
+            return related_feedback_weights(key=part_key, ranking=ranking, tenant_id=tenant_id, version=fb_version)
+
         result = index.route(
             message,
             focus=ctx.focus,
             parents=ctx.parents,
             page=ctx.page,
             feedback=feedback_for,
+            related_feedback=related_for,
             budget_tokens=budget_tokens,
             max_full=max_full,
         )

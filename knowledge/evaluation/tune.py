@@ -76,6 +76,23 @@ GRIDS = {
         "lexicon_weight": [0.0, 0.5, 0.7, 0.9],
         "cognate_weight": [0.0, 0.5],
     },
+    "thresholds": {
+        "lexicon_weight": [0.0, 0.5],
+        "full_coverage": [0.25, 0.35],
+        "listed_coverage": [0.2, 0.3],
+        "full_relative_fused": [0.35, 0.5],
+        "unknown_term_weight": [1.0, 1.5],
+    },
+    "fields": {
+        "field_weights": [
+            {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}
+            for t in (1.5, 2.5)
+            for k in (2.0, 3.0)
+            for s in (1.5, 2.5)
+            for b in (0.7, 1.0, 1.5)
+        ],
+        "rrf_k": [5, 10],
+    },
 }
 
 
@@ -112,7 +129,12 @@ def main() -> None:
             }
         rows.append((cand, scores, figures))
         if not args.json:
-            print(json.dumps(cand), " ".join(f"{n}={scores[n]:.3f}" for n in scores), json.dumps(figures))
+            print(
+                json.dumps(cand),
+                " ".join(f"{n}={scores[n]:.3f}" for n in scores),
+                f"sum={sum(scores.values()):.3f}",
+                json.dumps(figures),
+            )
     # Leave one catalog out: pick on the others, score on the held-out one.
     loco = {}
     for held in data:

@@ -53,9 +53,16 @@ _lock = threading.Lock()
 _lexicon_cache: dict[str, dict[str, tuple[str, ...]]] = {}
 
 
-def load_lexicon(path: Path = LEXICON_PATH) -> dict[str, tuple[str, ...]]:
-    """Analyzed term → analyzed translation terms (single-term words only), once per process and path."""
-    key = str(path)
+def load_lexicon(target: str = "pt", path: Path = LEXICON_PATH) -> dict[str, tuple[str, ...]]:
+    """Analyzed term of another language → analyzed ``target``-language translations, once per process.
+
+    One direction only, into the catalog's language: a Portuguese question on
+    a Portuguese catalog has nothing to translate, and translating its words
+    anyway turns the out-of-domain evidence of an unknown word ("jejum",
+    "geladeira") into a weak match. Single-word entries only (a query term is
+    one word).
+    """
+    key = f"{target}:{path}"
     cached = _lexicon_cache.get(key)
     if cached is not None:
         return cached
@@ -70,24 +77,22 @@ def load_lexicon(path: Path = LEXICON_PATH) -> dict[str, tuple[str, ...]]:
                 lang, word, targets = line.rstrip("\n").split("\t")
                 raw[(lang, word)] = targets.split("|")
         for (lang, word), targets in raw.items():
+            if lang == target:
+                continue
             src = analyze(word)
             if len(src) != 1:
                 continue
             row = table.setdefault(src[0], {})
             direct = [t.split(":", 1) for t in targets]
-            # Spanish ↔ Portuguese is the thinnest pair: pivot through English when it has nothing.
-            if lang in ("es", "pt") and not any(dl in ("es", "pt") and dl != lang for dl, _ in direct):
-                other = "pt" if lang == "es" else "es"
-                pivot = [
-                    t.split(":", 1)
-                    for dl, dw in direct
-                    if dl == "en"
-                    for t in raw.get(("en", dw), ())
-                    if t.startswith(other + ":")
-                ]
-                direct += pivot[:4]
-            for _, target in direct:
-                dst = analyze(target)
+            direct = [(dl, dw) for dl, dw in direct if dl == target] or [
+                # A thin pair (es→pt): pivot through the third language when it has nothing.
+                tuple(t.split(":", 1))
+                for dl, dw in direct
+                for t in raw.get((dl, dw), ())
+                if t.startswith(target + ":")
+            ][:4]
+            for _, word_to in direct:
+                dst = analyze(word_to)
                 if len(dst) == 1 and dst[0] != src[0]:
                     row.setdefault(dst[0], None)
         result = {k: tuple(v) for k, v in table.items() if v}

@@ -48,6 +48,10 @@ WIKILINK_RE = re.compile(r"\[\[\s*([^\]|#]+?)\s*(?:[|#][^\]]*)?\]\]")
 KIND_KNOWLEDGE = "knowledge"
 KIND_RULE = "rule"
 KIND_PROCEDURE = "procedure"
+# Chosen by leave-one-catalog-out cross-validation over the dev splits (docs/retrieval.md).
+DEFAULT_LEXICON_WEIGHT = 0.5
+# How many of a part's best entries (before feedback) describe what it is about.
+BASE_RANKING_DEPTH = 5
 
 
 class EntryLike(Protocol):
@@ -117,10 +121,12 @@ class RouterConfig:
     feedback_min_weight: float = 0.5
     # Query expansion (knowledge/retrieval/expansion.py): the weight of a
     # term's alternatives relative to the term itself; 0 turns a source off.
-    lexicon_weight: float = 0.0
+    lexicon_weight: float = DEFAULT_LEXICON_WEIGHT
     cognate_weight: float = 0.0
-    synonym_weight: float = 0.0
+    synonym_weight: float = 0.8
     synonyms: tuple[tuple[str, ...], ...] = ()
+    # The language the catalog is written in: the lexicon translates into it only.
+    catalog_language: str = "pt"
     k1: float = 1.2
     b: float = 0.75
     delta: float = 1.0
@@ -188,6 +194,9 @@ class RouteResult:
     part_keys: list[str]
     budget_tokens: int
     used_tokens: int
+    # Per part, the best entries before fetch feedback: what the router itself thought
+    # the question was about (fetch feedback compares questions by it).
+    part_rankings: list[list[str]] = field(default_factory=list)
 
     @property
     def full_ids(self) -> list[str]:
@@ -260,6 +269,7 @@ class _PartOutcome:
     eligible: set[int]
     why: dict[int, list[dict[str, Any]]]
     bm25_ms: float
+    base_ranking: list[str] = field(default_factory=list)
 
 
 # ------------------------------------------------------------------ router
@@ -330,7 +340,7 @@ class RouterIndex:
             return None
         return QueryExpander(
             self.bm25.vocabulary_df(),
-            lexicon=load_lexicon() if cfg.lexicon_weight > 0 else None,
+            lexicon=load_lexicon(cfg.catalog_language) if cfg.lexicon_weight > 0 else None,
             synonyms=cfg.synonyms,
             lexicon_weight=cfg.lexicon_weight,
             cognate_weight=cfg.cognate_weight,
@@ -528,6 +538,7 @@ class RouterIndex:
         parents: Sequence[str],
         page: str | None,
         feedback: Mapping[str, float],
+        related_feedback: Callable[[str, list[str]], Mapping[str, float]] | None = None,
     ) -> _PartOutcome:
         cfg = self.config
         rankings: dict[str, list[int]] = {}
@@ -627,6 +638,16 @@ class RouterIndex:
                     rankings["bm25"] = ranked_bm25
         bm25_ms = (time.perf_counter() - bm25_started) * 1000
 
+        key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+        base = weighted_rrf(rankings, cfg.weights, cfg.rrf_k) if rankings else {}
+        base_ranking = [
+            self.entries[i].package_id for i in sorted(base, key=lambda i: (-base[i], i))[:BASE_RANKING_DEPTH]
+        ]
+        if related_feedback is not None and base_ranking:
+            # Feedback learnt on another wording of the same need (same router ranking), see knowledge/feedback.py.
+            feedback = dict(feedback)
+            for pid, w in related_feedback(key, base_ranking).items():
+                feedback[pid] = max(feedback.get(pid, 0.0), w)
         # Fetch feedback for this question (computed by the caller, decayed).
         promoted = [
             self.position[pid]
@@ -653,8 +674,9 @@ class RouterIndex:
         if neighbours:
             rankings["wikilink"] = neighbours
             fused = weighted_rrf(rankings, cfg.weights, cfg.rrf_k)
-        key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
-        return _PartOutcome(text, key, cascade, {int(i): v for i, v in fused.items()}, eligible, why, bm25_ms)
+        return _PartOutcome(
+            text, key, cascade, {int(i): v for i, v in fused.items()}, eligible, why, bm25_ms, base_ranking
+        )
 
     def _floor(self, query: Mapping[str, float]) -> float:
         return sum(self.bm25.delta * self.bm25.idf(t) * w for t, w in query.items())
@@ -669,6 +691,7 @@ class RouterIndex:
         parents: Sequence[str] = (),
         page: str | None = None,
         feedback: Callable[[str], Mapping[str, float]] | Mapping[str, float] | None = None,
+        related_feedback: Callable[[str, list[str]], Mapping[str, float]] | None = None,
         budget_tokens: int | None = None,
         max_full: int | None = None,
     ) -> RouteResult:
@@ -676,6 +699,8 @@ class RouterIndex:
 
         ``feedback`` is either a mapping package_id → decayed weight for the
         whole message, or a function of a part's key returning one.
+        ``related_feedback(part key, part ranking before feedback)`` adds
+        feedback learnt on other wordings of the same need.
         ``budget_tokens`` and ``max_full`` are per part.
         """
         started = time.perf_counter()
@@ -693,7 +718,16 @@ class RouterIndex:
                 part_feedback = feedback(query_key(text))
             else:
                 part_feedback = feedback
-            outcomes.append(self._route_part(text, focus=focus, parents=parents, page=page, feedback=part_feedback))
+            outcomes.append(
+                self._route_part(
+                    text,
+                    focus=focus,
+                    parents=parents,
+                    page=page,
+                    feedback=part_feedback,
+                    related_feedback=related_feedback,
+                )
+            )
         t_retrieve = time.perf_counter()
 
         result = self._shape(outcomes, budget_tokens=budget_tokens, max_full=max_full)
@@ -763,8 +797,8 @@ class RouterIndex:
 
         # Round-robin over parts so that every part's best arrives in full.
         queues = [self._full_queue(o) for o in outcomes]
-        # What passed a part's relevance test for a full body (threshold and relative fused gate).
-        passed = {i for queue in queues for i in queue}
+        # What passed a part's relevance test for a full body (coverage and relative BM25 thresholds).
+        passed = {i for o in outcomes for i in o.eligible}
         taken = [0] * len(outcomes)
 
         def take(p: int) -> bool:
@@ -788,8 +822,8 @@ class RouterIndex:
         for p in range(len(outcomes)):
             take(p)
         # Strict rules keep their body (also past the budget) when they passed the same relevance
-        # test as a full answer in some part (coverage and the part's relative fused gate): a rule
-        # reached only through a wiki-link hop or a weak match is not a guardrail for this question.
+        # test as a full answer in some part: a rule reached only through a wiki-link hop or a weak
+        # listed match is not a guardrail for this question.
         for i in relevant:
             e = self.entries[i]
             if e.kind == KIND_RULE and e.strict and i in passed and i not in full_set:
@@ -830,6 +864,7 @@ class RouterIndex:
             timings_ms={},
             cascade=[o.cascade for o in outcomes],
             part_keys=[o.key for o in outcomes],
+            part_rankings=[o.base_ranking for o in outcomes],
             budget_tokens=budget,
             used_tokens=used,
         )
