@@ -424,25 +424,28 @@ def synonym_terms_clean(raw) -> list[str]:
     elif isinstance(raw, (list, tuple)):
         items = [str(t) for t in raw]
     else:
-        raise ValidationError({"terms": "a list of words or a comma-separated text"})
+        raise ValidationError("a list of words or a comma-separated text")
     terms: list[str] = []
     for item in items:
         term = " ".join(item.split())
         if term and term.lower() not in {t.lower() for t in terms}:
             if len(term) > SYNONYM_TERM_MAX_LENGTH:
-                raise ValidationError({"terms": f"'{term[:20]}…' is longer than {SYNONYM_TERM_MAX_LENGTH} characters"})
+                raise ValidationError(f"'{term[:20]}…' is longer than {SYNONYM_TERM_MAX_LENGTH} characters")
             terms.append(term)
     if len(terms) < 2:
-        raise ValidationError({"terms": "a synonym set needs at least two different terms"})
+        raise ValidationError("a synonym set needs at least two different terms")
     if len(terms) > SYNONYM_SET_MAX_TERMS:
-        raise ValidationError({"terms": f"at most {SYNONYM_SET_MAX_TERMS} terms per set"})
+        raise ValidationError(f"at most {SYNONYM_SET_MAX_TERMS} terms per set")
     return terms
 
 
 @transaction.atomic
 def synonym_set_save(*, synonym_set, acting_user=None):
     """Validate and save a synonym set; the catalog version is bumped so every router index rebuilds."""
-    synonym_set.terms = synonym_terms_clean(synonym_set.terms)
+    try:
+        synonym_set.terms = synonym_terms_clean(synonym_set.terms)
+    except ValidationError as exc:
+        raise ValidationError({"terms": exc.messages}) from exc
     synonym_set.full_clean()
     state = _lock_catalog()
     synonym_set.save()
