@@ -234,6 +234,17 @@ KNOWLEDGE_FULL_RELATIVE_FUSED = 0.5
 KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS = env.float("KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", default=14.0)
 KNOWLEDGE_FEEDBACK_MIN_WEIGHT = 0.5
 KNOWLEDGE_FEEDBACK_SIMILARITY = 0.6
+# Another wording of the same need (same best entry before feedback, top entries
+# overlapping this much) inherits the feedback too: paraphrases share few words.
+KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY = 0.6
+# Query expansion (docs/retrieval.md, chosen by leave-one-catalog-out CV on the dev
+# splits): English/Spanish words the catalog does not hold are translated into its
+# language with the FreeDict lexicon at this weight (0 turns it off); es/pt cognates
+# lost out-of-domain precision and stay off; curator synonym sets (admin) weigh 0.8.
+KNOWLEDGE_CATALOG_LANGUAGE = env.str("KNOWLEDGE_CATALOG_LANGUAGE", default="pt")
+KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
+KNOWLEDGE_COGNATE_WEIGHT = 0.0
+KNOWLEDGE_SYNONYM_WEIGHT = 0.8
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 
