@@ -27,7 +27,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from .analysis import analyze, fold
+from common.text import analyze, fold
 
 LEXICON_PATH = Path(__file__).resolve().parent / "data" / "lexicon.tsv.gz"
 COGNATE_MIN_LENGTH = 5
