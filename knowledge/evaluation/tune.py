@@ -123,14 +123,77 @@ def candidates(grid: dict[str, list]):
         yield dict(zip(keys, values))
 
 
+def rerank_training_rows(config: RouterConfig, name: str, entries, queries):
+    """(features, label) of every part's candidates on a catalog's tuning questions."""
+    import numpy as np
+
+    index = RouterIndex(entries, config=replace(config, rerank_weights=None))
+    index.collect_features = True
+    xs, ys = [], []
+    original = index._route_part
+
+    def capture(*args, **kwargs):
+        outcome = original(*args, **kwargs)
+        for i, f in outcome.features.items():
+            xs.append(f)
+            ys.append(float(index.entries[i].package_id in capture.expected))
+        return outcome
+
+    index._route_part = capture
+    for row in queries:
+        capture.expected = set(row["expected"])
+        focus, parents, page = context_of(row)
+        index.route(row["query"], focus=focus, parents=parents, page=page)
+    return np.vstack(xs), np.asarray(ys)
+
+
+def rerank_loco(base: RouterConfig, data) -> dict:
+    import numpy as np
+
+    from knowledge.retrieval import rerank
+
+    taus = [0.5, 0.6, 0.7, 0.8, 0.9, 1.1]
+    rows = {n: rerank_training_rows(base, n, e, q) for n, (e, q) in data.items()}
+    out = {}
+    for held in [*data, "pooled"]:
+        train = [n for n in data if n != held]
+        x = np.vstack([rows[n][0] for n in train])
+        y = np.concatenate([rows[n][1] for n in train])
+        weights = rerank.fit(x, y)
+        best_tau = max(
+            taus,
+            key=lambda t: sum(
+                objective(run(replace(base, rerank_weights=weights, rerank_full_probability=t), n, *data[n]))
+                for n in train
+            ),
+        )
+        entry = {"weights": [round(w, 4) for w in weights], "tau": best_tau}
+        if held != "pooled":
+            report = run(replace(base, rerank_weights=weights, rerank_full_probability=best_tau), held, *data[held])
+            entry["held_out_objective"] = round(objective(report), 3)
+            entry["without"] = round(objective(run(base, held, *data[held])), 3)
+            k = report.by_kind()["all"]
+            entry["figures"] = {
+                "hit@1": k["hit@1"]["rate"],
+                "usable": k["usable"]["rate"],
+                "ood": k.get("ood_precision", {}).get("rate"),
+            }
+        out[held] = entry
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--grid", default="crosslang", choices=sorted(GRIDS))
     parser.add_argument("--base", default="{}", help="JSON of RouterConfig fields every candidate starts from")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--rerank", action="store_true", help="Train and measure the learned re-ranker (LOCO)")
     args = parser.parse_args()
     base = replace(RouterConfig(), **json.loads(args.base))
     data = {n: (load_package_folder(p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}
+    if args.rerank:
+        print(json.dumps(rerank_loco(base, data), indent=1))
+        return
     rows = []
     for cand in candidates(GRIDS[args.grid]):
         config = replace(base, **cand)

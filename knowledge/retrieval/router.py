@@ -40,6 +40,7 @@ from common.identifiers import WIKILINK_RE, normalize_package_key, semantic_id_p
 from common.text import analyze, analyze_identifier, code_term, query_key, tokens
 
 from .bm25 import SparseBM25Index
+from . import rerank
 from .expansion import QueryExpander, load_lexicon
 from .fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS, estimate_tokens, weighted_rrf
 from .splitting import split_parts
@@ -126,6 +127,11 @@ class RouterConfig:
     cognate_weight: float = 0.0
     synonym_weight: float = 0.8
     synonyms: tuple[tuple[str, ...], ...] = ()
+    # Learned re-ranker (knowledge/retrieval/rerank.py): weights (bias last); None: off.
+    # A candidate's probability replaces its fused score among the part's best, and
+    # at least ``rerank_full_probability`` makes it eligible for full.
+    rerank_weights: tuple[float, ...] | None = None
+    rerank_full_probability: float = 1.1
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2
@@ -260,6 +266,7 @@ class _PartOutcome:
     why: dict[int, list[dict[str, Any]]]
     bm25_ms: float
     base_ranking: list[str] = field(default_factory=list)
+    features: dict[int, np.ndarray] = field(default_factory=dict)
 
 
 # ------------------------------------------------------------------ router
@@ -302,6 +309,8 @@ class RouterIndex:
         self._typos = TypoExpander(self.bm25.vocabulary_df())
         self._typos.prepare()  # pay for the typo table at build time, not on a user's question
         self._expander = self._build_expander()
+        # Training the re-ranker reads every part's candidate features.
+        self.collect_features = False
         self._body_tokens: dict[int, int] = {}
         # Wiki links, both directions, to entries of this catalog only.
         self._links: dict[int, list[int]] = {}
@@ -664,9 +673,80 @@ class RouterIndex:
         if neighbours:
             rankings["wikilink"] = neighbours
             fused = weighted_rrf(rankings, cfg.weights, cfg.rrf_k)
+        features: dict[int, np.ndarray] = {}
+        if fused and (cfg.rerank_weights is not None or self.collect_features):
+            features = self._candidate_features(content, fused, why)
+            if cfg.rerank_weights is not None:
+                order = list(features)
+                probability = rerank.apply(cfg.rerank_weights, np.vstack([features[i] for i in order]))
+                top = max(fused.values())
+                for i, p in zip(order, probability):
+                    # Among the part's best, the model's order; below them, the fused order.
+                    fused[i] = top * (1.0 + float(p))
+                    if p >= cfg.rerank_full_probability and self.entries[i].kind != KIND_PROCEDURE:
+                        if i not in eligible:
+                            note(i, "rerank", 1, f"re-ranker probability {p:.2f}")
+                        eligible.add(i)
         return _PartOutcome(
-            text, key, cascade, {int(i): v for i, v in fused.items()}, eligible, why, bm25_ms, base_ranking
+            text, key, cascade, {int(i): v for i, v in fused.items()}, eligible, why, bm25_ms, base_ranking, features
         )
+
+    def _candidate_features(
+        self, slots: Sequence[_Slot], fused: Mapping[int, float], why: Mapping[int, list[dict[str, Any]]]
+    ) -> dict[int, np.ndarray]:
+        order = sorted(fused, key=lambda i: (-fused[i], i))[: rerank.CANDIDATES]
+        docs = np.asarray(order, dtype=np.int64)
+        coverage, _ = self._coverage(slots, docs) if slots else (np.zeros(len(docs)), [])
+        total = sum(s.denom for s in slots) or 1.0
+        unknown = sum(s.denom for s in slots if not s.terms) / total
+        best_fused = fused[order[0]] or 1.0
+        fields = self._field_terms()
+        out: dict[int, np.ndarray] = {}
+        for rank, (i, cov) in enumerate(zip(order, coverage)):
+            signals = {n["signal"] for n in why.get(i, ())}
+            per_field = []
+            for name in ("name", "keywords", "summary"):
+                terms = fields[i][name]
+                held = sum(
+                    max((s.weight_of(t) * self.bm25.idf(t) for t in s.terms if t in terms), default=0.0) for s in slots
+                )
+                per_field.append(held / total)
+            out[i] = np.array(
+                [
+                    fused[i] / best_fused,
+                    1.0 / (1 + rank),
+                    float(cov),
+                    *per_field,
+                    float("keyword" in signals),
+                    float("bm25" in signals),
+                    float(bool(signals & {"id", "semantic", "semantic_parent", "semantic_page"})),
+                    float(signals == {"wikilink"}),
+                    float(self.entries[i].kind == KIND_PROCEDURE),
+                    float(self.entries[i].kind == KIND_RULE),
+                    unknown,
+                    float(coverage.max()) if len(coverage) else 0.0,
+                ]
+            )
+        return out
+
+    def _field_terms(self) -> list[dict[str, set[str]]]:
+        """Per entry, the analyzed terms of its name (ID, aliases, title), keywords and summary; built on first use."""
+        cached = getattr(self, "_field_terms_cache", None)
+        if cached is None:
+            cached = [
+                {
+                    "name": {
+                        *analyze_identifier(e.package_id),
+                        *(t for a in e.aliases for t in analyze_identifier(a)),
+                        *analyze(e.title),
+                    },
+                    "keywords": {t for k in e.keywords for t in analyze(k)},
+                    "summary": set(analyze(e.summary)),
+                }
+                for e in self.entries
+            ]
+            self._field_terms_cache = cached
+        return cached
 
     def _floor(self, query: Mapping[str, float]) -> float:
         return sum(self.bm25.delta * self.bm25.idf(t) * w for t, w in query.items())
