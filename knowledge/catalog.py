@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 from common.identifiers import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
-from knowledge.models import Package, SynonymSet
+from knowledge.models import Package, RevisionSearchTerms, SynonymSet
 from knowledge.selectors import catalog_version_get
 
 
@@ -25,6 +25,8 @@ class PackageEntry:
     source: str
     body: str
     revision: int
+    # Accepted English/Spanish search terms of this revision (knowledge/search_terms.py).
+    search_terms: tuple[str, ...] = ()
 
     @property
     def is_procedure(self) -> bool:
@@ -81,7 +83,13 @@ _cached: Catalog | None = None
 
 
 def _load(version: int) -> Catalog:
-    rows = Package.objects.filter(is_active=True).order_by("position", "package_id")
+    rows = list(Package.objects.filter(is_active=True).order_by("position", "package_id"))
+    accepted = {
+        (package_pk, number): tuple(terms)
+        for package_pk, number, terms in RevisionSearchTerms.objects.filter(
+            status=RevisionSearchTerms.Status.ACCEPTED, revision__package__in=rows
+        ).values_list("revision__package_id", "revision__number", "accepted")
+    }
     entries = [
         PackageEntry(
             package_id=p.package_id,
@@ -95,6 +103,7 @@ def _load(version: int) -> Catalog:
             source=p.source,
             body=p.body,
             revision=p.revision_number,
+            search_terms=accepted.get((p.pk, p.revision_number), ()),
         )
         for p in rows
         if p.body.strip()

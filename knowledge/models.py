@@ -196,3 +196,35 @@ class SynonymSet(models.Model):
 
     def __str__(self) -> str:
         return self.name
+
+
+class RevisionSearchTerms(models.Model):
+    """English and Spanish search terms for one revision, proposed by the LLM and reviewed by a curator.
+
+    Accepted terms of a package's current revision are indexed as their own
+    field, at a lower weight than curated keywords (docs/retrieval.md).
+    """
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed (waiting for a curator)"
+        ACCEPTED = "accepted", "Accepted"
+        FAILED = "failed", "The model gave no usable answer"
+
+    revision = models.OneToOneField(PackageRevision, on_delete=models.CASCADE, related_name="search_terms")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROPOSED)
+    proposed = models.JSONField(
+        default=dict, blank=True, help_text='What the model proposed: {"en": [...], "es": [...]}'
+    )
+    accepted = models.JSONField(default=list, blank=True, help_text="The terms indexed with the revision.")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        verbose_name = "search terms"
+        verbose_name_plural = "search terms"
+
+    def __str__(self) -> str:
+        return f"{self.revision} search terms"

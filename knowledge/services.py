@@ -115,6 +115,9 @@ def _write_revision(package: Package, *, action: str, acting_user, note: str) ->
     logger.info(
         "knowledge.package_revision package_id=%s revision=%s action=%s", package.package_id, revision.number, action
     )
+    from knowledge.search_terms import search_terms_request  # it imports the models this module writes
+
+    search_terms_request(revision)
     return revision
 
 
@@ -450,5 +453,7 @@ def synonym_set_save(*, synonym_set, acting_user=None):
     state = _lock_catalog()
     synonym_set.save()
     _bump_version(state)
-    logger.info("synonym_set_saved id=%s terms=%d active=%s", synonym_set.pk, len(synonym_set.terms), synonym_set.is_active)
+    logger.info(
+        "synonym_set_saved id=%s terms=%d active=%s", synonym_set.pk, len(synonym_set.terms), synonym_set.is_active
+    )
     return synonym_set

@@ -95,8 +95,9 @@ def main() -> None:
     table = build(args.dictd)
     lines = [f"{lang}\t{word}\t{'|'.join(row)}\n" for (lang, word), row in sorted(table.items())]
     # mtime=0: the same input gives the same bytes (a rebuild shows no diff).
-    with open(args.out, "wb") as raw, gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0, compresslevel=9) as out:
-        out.write("".join(lines).encode("utf-8"))
+    with open(args.out, "wb") as raw:
+        with gzip.GzipFile(filename="", fileobj=raw, mode="wb", mtime=0, compresslevel=9) as out:
+            out.write("".join(lines).encode("utf-8"))
     print(f"{args.out}: {len(lines)} words")
 
 

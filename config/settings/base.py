@@ -215,7 +215,15 @@ KNOWLEDGE_ROUTER_WEIGHTS = {
 # Small k: catalogs and per-signal lists are short, first place must stand out.
 KNOWLEDGE_ROUTER_RRF_K = 5
 # BM25F field weights (applied to term frequencies before saturation).
-KNOWLEDGE_FIELD_WEIGHTS = {"id": 3.0, "aliases": 3.0, "title": 2.5, "keywords": 2.0, "summary": 1.5, "body": 1.0}
+KNOWLEDGE_FIELD_WEIGHTS = {
+    "id": 3.0,
+    "aliases": 3.0,
+    "title": 2.5,
+    "keywords": 2.0,
+    "summary": 1.5,
+    "body": 1.0,
+    "search_terms": 1.0,  # accepted LLM-proposed en/es search terms (below curated keywords)
+}
 # Full bodies per part of the message, and the token budget of the first part;
 # each further part adds half of it (asking two things costs a bit more).
 KNOWLEDGE_MAX_FULL_PER_PART = env.int("KNOWLEDGE_MAX_FULL_PER_PART", default=3)
@@ -246,6 +254,10 @@ KNOWLEDGE_CATALOG_LANGUAGE = env.str("KNOWLEDGE_CATALOG_LANGUAGE", default="pt")
 KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
 KNOWLEDGE_COGNATE_WEIGHT = 0.0
 KNOWLEDGE_SYNONYM_WEIGHT = 0.8
+# Curation-time expansion: when a revision's content is saved and a real model is
+# configured (not the offline provider), a Celery task asks it for en/es search terms;
+# curators accept or edit them in the admin (knowledge/search_terms.py).
+KNOWLEDGE_SEARCH_TERMS_ON_SAVE = env.bool("KNOWLEDGE_SEARCH_TERMS_ON_SAVE", default=True)
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

@@ -55,7 +55,9 @@ def tuning_questions(name: str) -> list[dict]:
     normalized text only, never shown.
     """
     held_out = {
-        normalized(row["query"]) for path in sorted(CATALOGS.glob("*/questions.test.json")) for row in load_queries(path)
+        normalized(row["query"])
+        for path in sorted(CATALOGS.glob("*/questions.test.json"))
+        for row in load_queries(path)
     }
     return [row for row in load_queries(TUNING_INPUTS[name][1]) if normalized(row["query"]) not in held_out]
 

@@ -187,7 +187,9 @@ class QueryExpander:
         if exact:
             return exact[:2]
         found = [
-            t for t in self._buckets.get(term[:2], ()) if abs(len(t) - len(term)) <= 2 and _edit_distance_at_most(term, t, 2)
+            t
+            for t in self._buckets.get(term[:2], ())
+            if abs(len(t) - len(term)) <= 2 and _edit_distance_at_most(term, t, 2)
         ]
         found.sort(key=lambda t: (-self.vocabulary[t], t))
         return found[:2]

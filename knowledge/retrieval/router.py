@@ -83,6 +83,7 @@ class Entry:
     semantic_ids: tuple[str, ...] = ()
     body: str = ""
     revision: int = 1
+    search_terms: tuple[str, ...] = ()
 
 
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
@@ -92,6 +93,8 @@ DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
     "keywords": 2.0,
     "summary": 1.5,
     "body": 1.0,
+    # Accepted LLM-proposed search terms: below curated keywords.
+    "search_terms": 1.0,
 }
 
 
@@ -325,6 +328,7 @@ class RouterIndex:
         for e in self.entries:
             digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
             digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+            digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
         # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
         self.content_digest = digest.hexdigest()[:16]
         self.source: object = None
@@ -357,6 +361,7 @@ class RouterIndex:
                 ("keywords", [t for k in e.keywords for t in analyze(k)]),
                 ("summary", analyze(e.summary)),
                 ("body", analyze(e.body)),
+                ("search_terms", [t for k in getattr(e, "search_terms", ()) for t in analyze(k)]),
             )
             freqs: dict[str, float] = {}
             for name, terms in fields:

@@ -6,8 +6,8 @@ from knowledge.retrieval import rerank
 from knowledge.retrieval.router import Entry, RouterConfig, RouterIndex
 
 ENTRIES = [
-    Entry("PRAZOS", "Prazos de entrega", "Quanto tempo leva.", keywords=("prazo",), body="O prazo do Sanger é de 5 dias."),
-    Entry("PRECOS", "Tabela de preços", "Quanto custa.", keywords=("preço",), body="O Sanger custa R$ 30 e o prazo é curto."),
+    Entry("PRAZOS", "Prazos de entrega", "Quanto tempo leva.", keywords=("prazo",), body="O prazo do Sanger: 5 dias."),
+    Entry("PRECOS", "Tabela de preços", "Quanto custa.", keywords=("preço",), body="Sanger: R$ 30, prazo curto."),
 ]
 
 

@@ -67,10 +67,14 @@ def test_fetch_feedback_carries_over_to_a_paraphrase(catalog, django_capture_on_
     assert "SAMPLE_INSTRUCTIONS" not in route_context(message=other_need).full_ids
 
 
-def test_feedback_on_a_paraphrase_stays_within_its_tenant(catalog, tenant, other_tenant, django_capture_on_commit_callbacks):
-    _record(django_capture_on_commit_callbacks, query="Quanto custa o Sanger?", package_id="SAMPLE_INSTRUCTIONS", tenant=tenant)
-    assert "SAMPLE_INSTRUCTIONS" in route_context(message="Qual o preço de um Sanger?", tenant=tenant).full_ids
-    assert "SAMPLE_INSTRUCTIONS" not in route_context(message="Qual o preço de um Sanger?", tenant=other_tenant).full_ids
+def test_feedback_on_a_paraphrase_stays_within_its_tenant(
+    catalog, tenant, other_tenant, django_capture_on_commit_callbacks
+):
+    asked = "Quanto custa o Sanger?"
+    _record(django_capture_on_commit_callbacks, query=asked, package_id="SAMPLE_INSTRUCTIONS", tenant=tenant)
+    paraphrase = "Qual o preço de um Sanger?"
+    assert "SAMPLE_INSTRUCTIONS" in route_context(message=paraphrase, tenant=tenant).full_ids
+    assert "SAMPLE_INSTRUCTIONS" not in route_context(message=paraphrase, tenant=other_tenant).full_ids
 
 
 def test_a_synonym_set_saved_in_the_admin_applies_to_the_next_question(catalog, client, curator):
