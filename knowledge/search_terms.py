@@ -54,10 +54,14 @@ def _provider():
     return None if llm_settings().provider == "offline" else default_provider()
 
 
-def _enabled() -> bool:
+def _offline() -> bool:
     from llm.runtime import llm_settings
 
-    return bool(getattr(settings, "KNOWLEDGE_SEARCH_TERMS_ON_SAVE", True)) and llm_settings().provider != "offline"
+    return llm_settings().provider == "offline"
+
+
+def _enabled() -> bool:
+    return bool(getattr(settings, "KNOWLEDGE_SEARCH_TERMS_ON_SAVE", True)) and not _offline()
 
 
 def search_terms_request(revision: PackageRevision) -> None:
@@ -116,7 +120,8 @@ def search_terms_propose(*, revision_pk: int) -> RevisionSearchTerms | None:
     if existing is not None and existing.status != RevisionSearchTerms.Status.FAILED:
         return existing  # a redelivered task does not ask twice
     data = revision.data
-    article = f"# {data.get('title', '')}\n{data.get('summary', '')}\nKeywords: {', '.join(data.get('keywords', []))}\n\n"
+    keywords = ", ".join(data.get("keywords", []))
+    article = f"# {data.get('title', '')}\n{data.get('summary', '')}\nKeywords: {keywords}\n\n"
     article += (data.get("body") or "")[:6000]
     request = LLMRequest(
         messages=(ChatMessage("system", SYSTEM_PROMPT), ChatMessage("user", article)),

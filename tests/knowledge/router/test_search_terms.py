@@ -31,11 +31,19 @@ class StubModel:
 @pytest.fixture
 def model(monkeypatch):
     stub = StubModel(
-        "```json\n" + json.dumps({"en": ["doctor's note", "sick leave paperwork"], "es": ["certificado médico", "baja"]}) + "\n```"
+        "```json\n"
+        + json.dumps({"en": ["doctor's note", "sick leave paperwork"], "es": ["certificado médico", "baja"]})
+        + "\n```"
     )
     monkeypatch.setattr(search_terms, "_provider", lambda: stub)
-    monkeypatch.setattr(search_terms, "_enabled", lambda: True)
+    # The offline provider never asks; here a real one is configured.
+    monkeypatch.setattr(search_terms, "_offline", lambda: False)
     return stub
+
+
+@pytest.fixture(autouse=True)
+def _on(settings):
+    settings.KNOWLEDGE_SEARCH_TERMS_ON_SAVE = True
 
 
 def _save(make_package, capture):
@@ -43,7 +51,9 @@ def _save(make_package, capture):
         return make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
 
 
-def test_with_the_offline_provider_nothing_is_asked_and_nothing_breaks(make_package, django_capture_on_commit_callbacks):
+def test_with_the_offline_provider_nothing_is_asked_and_nothing_breaks(
+    make_package, django_capture_on_commit_callbacks
+):
     package = _save(make_package, django_capture_on_commit_callbacks)
     assert package.revision_number == 1
     assert not RevisionSearchTerms.objects.exists()
@@ -80,7 +90,9 @@ def test_a_saved_revision_gets_a_proposal_a_curator_accepts_and_the_router_index
     assert result.ranked()[0].id == "SICK_NOTES" and "SICK_NOTES" in result.full_ids
 
 
-def test_a_redelivered_task_does_not_ask_twice_and_a_failure_is_recorded(make_package, django_capture_on_commit_callbacks, model):
+def test_a_redelivered_task_does_not_ask_twice_and_a_failure_is_recorded(
+    make_package, django_capture_on_commit_callbacks, model
+):
     package = _save(make_package, django_capture_on_commit_callbacks)
     revision_pk = package.revisions.get().pk
     search_terms.search_terms_propose(revision_pk=revision_pk)
@@ -92,6 +104,12 @@ def test_a_redelivered_task_does_not_ask_twice_and_a_failure_is_recorded(make_pa
     assert search_terms.search_terms_propose(revision_pk=revision_pk).status == "failed"
     model.reply = json.dumps({"en": ["sick note"], "es": []})
     assert search_terms.search_terms_propose(revision_pk=revision_pk).status == "proposed"
+
+
+def test_the_setting_turns_it_off_for_any_provider(make_package, django_capture_on_commit_callbacks, model, settings):
+    settings.KNOWLEDGE_SEARCH_TERMS_ON_SAVE = False
+    _save(make_package, django_capture_on_commit_callbacks)
+    assert model.requests == [] and not RevisionSearchTerms.objects.exists()
 
 
 def test_a_deactivation_asks_nothing(make_package, django_capture_on_commit_callbacks, model):
