@@ -10,7 +10,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from knowledge.package_files import package_files_in, parse_package_file
-from knowledge.retrieval.router import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval import Entry, RouterConfig, RouterIndex
 
 
 def load_package_folder(directory: str | Path) -> list[Entry]:

@@ -49,9 +49,10 @@ SYSTEM_PROMPT = (
 
 def _provider():
     """The configured model, or None for the offline provider (it cannot translate)."""
-    from llm.runtime import default_provider, llm_settings
+    from llm.runtime import llm_settings, provider_for_settings
 
-    return None if llm_settings().provider == "offline" else default_provider()
+    config = llm_settings()
+    return None if config.provider == "offline" else provider_for_settings(config)
 
 
 def _offline() -> bool:

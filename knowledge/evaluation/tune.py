@@ -30,7 +30,7 @@ if str(ROOT) not in sys.path:
 
 from knowledge.offline_catalog import load_package_folder  # noqa: E402
 from knowledge.retrieval.evaluation import evaluate_report, load_queries  # noqa: E402
-from knowledge.retrieval.router import RouterConfig, RouterIndex  # noqa: E402
+from knowledge.retrieval import RouterConfig, RouterIndex  # noqa: E402
 
 CATALOGS = ROOT / "knowledge" / "evaluation" / "catalogs"
 # Every file tuning reads. Dev splits only: the test splits are reported, never tuned on.
@@ -129,23 +129,20 @@ def rerank_training_rows(config: RouterConfig, name: str, entries, queries):
     """(features, label) of every part's candidates on a catalog's tuning questions."""
     import numpy as np
 
+    from knowledge.retrieval.signals import route_part
+    from knowledge.retrieval.splitting import split_parts
+
     index = RouterIndex(entries, config=replace(config, rerank_weights=None))
     index.collect_features = True
     xs, ys = [], []
-    original = index._route_part
-
-    def capture(*args, **kwargs):
-        outcome = original(*args, **kwargs)
-        for i, f in outcome.features.items():
-            xs.append(f)
-            ys.append(float(index.entries[i].package_id in capture.expected))
-        return outcome
-
-    index._route_part = capture
     for row in queries:
-        capture.expected = set(row["expected"])
+        expected = set(row["expected"])
         focus, parents, page = context_of(row)
-        index.route(row["query"], focus=focus, parents=parents, page=page)
+        for text in split_parts(row["query"]) or [row["query"]]:
+            outcome = route_part(index, text, focus=focus, parents=parents, page=page, feedback={})
+            for i, f in outcome.features.items():
+                xs.append(f)
+                ys.append(float(index.entries[i].package_id in expected))
     return np.vstack(xs), np.asarray(ys)
 
 

@@ -22,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from .router import RouteResult
+from .shaping import RouteResult
 
 
 @dataclass

@@ -48,3 +48,40 @@ def fit(x: np.ndarray, y: np.ndarray, *, l2: float = 1.0, steps: int = 3000, lr:
 def apply(weights: Sequence[float], x: np.ndarray) -> np.ndarray:
     w = np.asarray(weights, dtype=float)
     return 1 / (1 + np.exp(-(np.asarray(x, dtype=float) @ w[:-1] + w[-1])))
+
+
+def candidate_features(index, slots, fused, why, coverage) -> dict[int, np.ndarray]:
+    """The features above for a part's best ``CANDIDATES`` fused entries (``coverage``: signals.coverage)."""
+    order = sorted(fused, key=lambda i: (-fused[i], i))[:CANDIDATES]
+    docs = np.asarray(order, dtype=np.int64)
+    covered = coverage(index, slots, docs)[0] if slots else np.zeros(len(docs))
+    total = sum(s.denom for s in slots) or 1.0
+    unknown = sum(s.denom for s in slots if not s.terms) / total
+    best_fused = fused[order[0]] or 1.0
+    fields = index.field_terms()
+    out: dict[int, np.ndarray] = {}
+    for rank, (i, cov) in enumerate(zip(order, covered)):
+        signals = {n["signal"] for n in why.get(i, ())}
+        per_field = [_field_share(index, slots, fields[i][name]) / total for name in ("name", "keywords", "summary")]
+        kind = index.entries[i].kind
+        out[i] = np.array(
+            [
+                fused[i] / best_fused,
+                1.0 / (1 + rank),
+                float(cov),
+                *per_field,
+                float("keyword" in signals),
+                float("bm25" in signals),
+                float(bool(signals & {"id", "semantic", "semantic_parent", "semantic_page"})),
+                float(signals == {"wikilink"}),
+                float(kind == "procedure"),
+                float(kind == "rule"),
+                unknown,
+                float(covered.max()) if len(covered) else 0.0,
+            ]
+        )
+    return out
+
+
+def _field_share(index, slots, terms: set[str]) -> float:
+    return sum(max((s.weight_of(t) * index.bm25.idf(t) for t in s.terms if t in terms), default=0.0) for s in slots)

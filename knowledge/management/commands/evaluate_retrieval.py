@@ -4,7 +4,7 @@ from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.package_files import PackageFileError
 from knowledge.retrieval.evaluation import evaluate, evaluate_report, format_report, load_queries
-from knowledge.router import SemanticContext, route_context, router_config
+from knowledge.routing_service import SemanticContext, route_context, router_config
 
 
 class Command(BaseCommand):

@@ -10,7 +10,7 @@ from dataclasses import replace
 import pytest
 
 from knowledge.evaluation.tune import run
-from knowledge.retrieval.router import RouterConfig
+from knowledge.retrieval import RouterConfig
 
 
 def figures(name, **config):

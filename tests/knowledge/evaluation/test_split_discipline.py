@@ -30,8 +30,7 @@ def _tuning_files() -> list[Path]:
     """
     files: list[Path] = sorted((ROOT / "knowledge" / "catalog").glob("*.md"))
     files.extend(sorted((ROOT / "knowledge" / "catalog_demo").glob("*.md")))
-    files.append(ROOT / "knowledge" / "retrieval" / "router.py")
-    files.append(ROOT / "knowledge" / "retrieval" / "expansion.py")
+    files.extend(sorted((ROOT / "knowledge" / "retrieval").glob("*.py")))
     files.append(ROOT / "knowledge" / "evaluation" / "tune.py")
     return files
 

@@ -8,7 +8,8 @@ import numpy as np
 import pytest
 
 from knowledge.offline_catalog import load_package_folder
-from knowledge.retrieval.router import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval.signals import coverage, query_slots, query_weights
 from knowledge.retrieval.splitting import split_parts
 
 # Portuguese only: no English or Spanish keyword anywhere.
@@ -78,22 +79,22 @@ def test_the_lexicon_translates_into_the_catalog_language_only():
     # A Portuguese word the catalog does not know stays unknown (out-of-domain evidence),
     # instead of becoming its English translation's Portuguese neighbour.
     idx = index(lexicon_weight=0.5)
-    slots = {s.label: s for s in idx._slots("Qual o prazo de validade do leite na geladeira?")}
+    slots = {s.label: s for s in query_slots(idx, "Qual o prazo de validade do leite na geladeira?")}
     assert slots["geladeir"].terms == []
-    (slot,) = idx._slots("contraseña")
+    (slot,) = query_slots(idx, "contraseña")
     assert slot.terms == ["senh"] and slot.weight_of("senh") == 0.5
-    assert index(lexicon_weight=0.0)._slots("contraseña")[0].terms != ["senh"]
+    assert query_slots(index(lexicon_weight=0.0), "contraseña")[0].terms != ["senh"]
 
 
 def test_translations_of_one_word_share_its_weight():
     # Structured query: "cost" has several Portuguese translations; together they weigh as one term.
     idx = index(lexicon_weight=0.5)
-    (slot,) = idx._slots("cost")
+    (slot,) = query_slots(idx, "cost")
     assert len(slot.terms) >= 2  # custo, custar, preço…
-    query = idx._query_weights([slot])
+    query = query_weights([slot])
     assert all(w == 0.5 for w in query.values())
-    coverage, _ = idx._coverage([slot], np.arange(len(CATALOG)))
-    assert coverage.max() == pytest.approx(0.5)  # the best translation present counts once, at its weight
+    covered, _ = coverage(idx, [slot], np.arange(len(CATALOG)))
+    assert covered.max() == pytest.approx(0.5)  # the best translation present counts once, at its weight
 
 
 def test_curator_synonyms_apply_at_query_time():

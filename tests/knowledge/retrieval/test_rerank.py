@@ -3,7 +3,8 @@
 import numpy as np
 
 from knowledge.retrieval import rerank
-from knowledge.retrieval.router import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval.signals import route_part
 
 ENTRIES = [
     Entry("PRAZOS", "Prazos de entrega", "Quanto tempo leva.", keywords=("prazo",), body="O prazo do Sanger: 5 dias."),
@@ -27,7 +28,7 @@ def test_configured_weights_reorder_the_part_and_collecting_reads_features():
     assert plain.ranked()[0].id == "PRAZOS"
     index = RouterIndex(ENTRIES)
     index.collect_features = True
-    outcome = index._route_part(question, focus=None, parents=(), page=None, feedback={})
+    outcome = route_part(index, question, focus=None, parents=(), page=None, feedback={})
     assert all(f.shape == (rerank.N_FEATURES,) for f in outcome.features.values())
     # A model that prefers the lower-ranked candidate (feature 1 = 1/(1+rank), negative weight) flips the order.
     weights = tuple([0.0, -20.0] + [0.0] * (rerank.N_FEATURES - 2) + [10.0])

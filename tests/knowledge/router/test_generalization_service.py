@@ -9,7 +9,7 @@ from django.core.management.base import CommandError
 
 from knowledge.feedback import fetch_feedback_record
 from knowledge.models import CatalogState, Package, SynonymSet
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 from knowledge.selectors import catalog_version_get
 
 from .conftest import find

@@ -6,7 +6,7 @@ import pytest
 
 from knowledge import search_terms
 from knowledge.models import RevisionSearchTerms
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 from knowledge.selectors import catalog_version_get
 from llm.base import LLMResult, ProviderUnavailable
 

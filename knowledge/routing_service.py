@@ -34,14 +34,9 @@ from knowledge.feedback import (
     related_feedback_weights,
     session_routes_remember,
 )
-from knowledge.retrieval.fusion import DEFAULT_WEIGHTS
-from knowledge.retrieval.router import (
-    DEFAULT_FIELD_WEIGHTS,
-    DEFAULT_LEXICON_WEIGHT,
-    RouteResult,
-    RouterConfig,
-    RouterIndex,
-)
+from knowledge.retrieval.entries import RouterConfig
+from knowledge.retrieval.index import RouterIndex
+from knowledge.retrieval.shaping import RouteResult
 
 logger = logging.getLogger(__name__)
 
@@ -79,22 +74,26 @@ class SemanticContext:
 
 
 def router_config() -> RouterConfig:
-    """The router's settings, read on every call (cheap) so a change rebuilds the index."""
+    """The router's settings, read on every call (cheap) so a change rebuilds the index.
+
+    A setting left out keeps ``RouterConfig``'s default: defaults live there only.
+    """
+    default = RouterConfig()
     return RouterConfig(
-        weights={**DEFAULT_WEIGHTS, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
-        rrf_k=float(getattr(settings, "KNOWLEDGE_ROUTER_RRF_K", 5)),
-        field_weights={**DEFAULT_FIELD_WEIGHTS, **getattr(settings, "KNOWLEDGE_FIELD_WEIGHTS", {})},
-        max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", 3)),
-        budget_tokens=int(getattr(settings, "KNOWLEDGE_BUDGET_TOKENS", 2000)),
-        listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", 0.3)),
-        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.35)),
-        unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
-        full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", 0.5)),
-        feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
-        lexicon_weight=float(getattr(settings, "KNOWLEDGE_LEXICON_WEIGHT", DEFAULT_LEXICON_WEIGHT)),
-        cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", 0.0)),
-        synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", 0.8)),
-        catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", "pt")),
+        weights={**default.weights, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
+        rrf_k=float(getattr(settings, "KNOWLEDGE_ROUTER_RRF_K", default.rrf_k)),
+        field_weights={**default.field_weights, **getattr(settings, "KNOWLEDGE_FIELD_WEIGHTS", {})},
+        max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", default.max_full_per_part)),
+        budget_tokens=int(getattr(settings, "KNOWLEDGE_BUDGET_TOKENS", default.budget_tokens)),
+        listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", default.listed_coverage)),
+        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", default.full_coverage)),
+        unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", default.unknown_term_weight)),
+        full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", default.full_relative_fused)),
+        feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", default.feedback_min_weight)),
+        lexicon_weight=float(getattr(settings, "KNOWLEDGE_LEXICON_WEIGHT", default.lexicon_weight)),
+        cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),
+        synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
+        catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
     )
 
 
