@@ -402,8 +402,9 @@ def route_part(
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
 
     key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
-    base_ranking = _base_ranking(index, signals)
-    if related_feedback is not None and base_ranking:
+    # Only the service asks for it (to compare wordings of one need): not paid for on a plain route.
+    base_ranking = _base_ranking(index, signals) if related_feedback is not None else []
+    if base_ranking:
         # Feedback learnt on another wording of the same need (same router ranking), see knowledge/feedback.py.
         feedback = dict(feedback)
         for pid, w in related_feedback(key, base_ranking).items():
