@@ -55,6 +55,7 @@ class PartOutcome:
     base_ranking: list[str] = field(default_factory=list)
     features: dict[int, np.ndarray] = field(default_factory=dict)
 
+
 # How many of a part's best entries (before feedback) describe what it is about.
 BASE_RANKING_DEPTH = 5
 
@@ -88,9 +89,9 @@ def _term_slot(index: RouterIndex, term: str) -> Slot:
         if synonyms:
             return Slot([term, *dict(synonyms)], 1.0, bm25.idf(term), term, {**dict(synonyms), term: 1.0})
         return Slot([term], 1.0, bm25.idf(term), term)
-    alternatives = (expander.synonym_alternatives(term) or expander.unknown_alternatives(term, "lexicon")) if (
-        expander
-    ) else []
+    alternatives = []
+    if expander:
+        alternatives = expander.synonym_alternatives(term) or expander.unknown_alternatives(term, "lexicon")
     if alternatives:
         return _expanded_slot(index, term, alternatives)
     fixes = index.typos.expand(term)
