@@ -124,3 +124,20 @@ def test_a_conjunction_that_opens_a_new_question_splits(message, parts):
 @pytest.mark.parametrize("message", ["preço e prazo do Sanger", "sangue e saliva", "kits e primers"])
 def test_a_plain_coordination_stays_one_part(message):
     assert split_parts(message) == [message]
+
+
+@pytest.mark.parametrize(
+    "pt,en,es",
+    [
+        ("Quanto custa?", "How much does it cost?", "¿Cuánto cuesta?"),
+        ("Quantos dias?", "How many days?", "¿Cuántos días?"),
+        ("E depois?", "And afterwards?", "¿Y después?"),
+    ],
+)
+def test_question_words_are_stop_words_in_all_three_languages(pt, en, es):
+    # "quanto" and "depois" were stop words and "much", "cuánto", "afterwards" were not: an English
+    # or Spanish question carried an unknown word that counted as out-of-domain evidence.
+    from common.text import analyze
+
+    counts = [len(analyze(q)) for q in (pt, en, es)]
+    assert counts[1] == counts[0] and counts[2] == counts[0]
