@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.core.cache import cache
@@ -33,6 +33,7 @@ from knowledge.feedback import (
     FEEDBACK_VERSION_KEY,
     feedback_weights,
     fetch_feedback_rows_record,
+    related_feedback_weights,
     session_routes,
     session_routes_remember,
 )
@@ -94,6 +95,10 @@ def router_config() -> RouterConfig:
         unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", default.unknown_term_weight)),
         full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", default.full_relative_fused)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", default.feedback_min_weight)),
+        lexicon_weight=float(getattr(settings, "KNOWLEDGE_LEXICON_WEIGHT", default.lexicon_weight)),
+        cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),
+        synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
+        catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
     )
 
 
@@ -158,6 +163,9 @@ class RouterIndexHolder:
 
     def _build(self, catalog, config: RouterConfig) -> RouterIndex:
         started = time.perf_counter()
+        synonyms = getattr(catalog, "synonyms", ())
+        if synonyms:
+            config = replace(config, synonyms=synonyms)
         index = RouterIndex(catalog.entries, config=config, version=catalog.version)
         index.source = catalog
         self.builds += 1
@@ -234,12 +242,16 @@ def route_context(
         def feedback_for(part_key: str) -> dict[str, float]:
             return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
 
+        def related_for(part_key: str, ranking: list[str]) -> dict[str, float]:
+            return related_feedback_weights(key=part_key, ranking=ranking, tenant_id=tenant_id, version=fb_version)
+
         result = index.route(
             message,
             focus=ctx.focus,
             parents=ctx.parents,
             page=ctx.page,
             feedback=feedback_for,
+            related_feedback=related_for,
             budget_tokens=budget_tokens,
             max_full=max_full,
         )
@@ -304,8 +316,11 @@ def fetch_feedback_record(
     keys = [k for k in (query_key(p) for p in parts) if k]
     if not keys:
         return []
+    # Routed also when the caller knows it was listed (a cache hit in practice): each part's
+    # ranking before feedback is stored, so another wording of the same need benefits too.
+    result = route_context(message=query, tenant=tenant)
+    signatures = dict(zip((query_key(p) for p in parts), result.part_rankings))
     if was_listed is None or len(keys) > 1:
-        result = route_context(message=query, tenant=tenant)
         if package_id in result.full_ids:
             return []
         if len(keys) > 1:
@@ -318,7 +333,7 @@ def fetch_feedback_record(
                 keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
     elif not was_listed:
         return []
-    return fetch_feedback_rows_record(keys=keys, package_id=package_id, tenant=tenant)
+    return fetch_feedback_rows_record(keys=keys, package_id=package_id, tenant=tenant, signatures=signatures)
 
 
 def fetch_feedback_record_for_session(*, session_key: str, package_id: str, tenant=None) -> list[FetchFeedback]:
