@@ -64,6 +64,7 @@ INSTALLED_APPS = [
     "ontology",
     "conversations",
     "explanations",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [
