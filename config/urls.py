@@ -7,6 +7,11 @@ from common.views import api_not_found
 from conversations.demo import work_permit_demo
 from explanations.metrics import metrics_view
 
+# The admin speaks for the product, not the framework.
+admin.site.site_header = "Contexto administration"
+admin.site.site_title = "Contexto admin"
+admin.site.index_title = "Knowledge, conversations and explanations"
+
 api_v1 = [
     path("", include("knowledge.urls")),
     path("", include("conversations.urls")),

@@ -1,16 +1,6 @@
 """Who may curate: the "curators" group edits knowledge; other staff read only."""
 
-from django.contrib.auth.models import Group, Permission
-
-CURATORS_GROUP = "curators"
-CURATOR_APPS = ("knowledge",)
-
-
-def curators_group_ensure() -> Group:
-    group, _ = Group.objects.get_or_create(name=CURATORS_GROUP)
-    perms = Permission.objects.filter(content_type__app_label__in=CURATOR_APPS)
-    group.permissions.add(*perms)
-    return group
+from common.roles import CURATORS as CURATORS_GROUP
 
 
 def is_curator(user) -> bool:
