@@ -3,7 +3,7 @@ from django.urls import include, path, re_path
 from drf_spectacular.views import SpectacularAPIView, SpectacularSwaggerView
 
 from common import health
-from common.views import api_not_found
+from common.views import api_not_found, home
 from conversations.demo import work_permit_demo
 from explanations.metrics import metrics_view
 
@@ -20,6 +20,7 @@ api_v1 = [
 ]
 
 urlpatterns = [
+    path("", home, name="home"),
     path("healthz", health.healthz, name="healthz"),
     path("readyz", health.readyz, name="readyz"),
     path("metrics", metrics_view, name="metrics"),
