@@ -15,9 +15,5 @@ class ConversationsConfig(AppConfig):
     name = "conversations"
 
     def ready(self):
-        from conversations import llm_settings
-
-        # Fail fast: a bad LLM_* setting stops the process at startup, not mid-turn.
-        llm_settings.llm_settings()
         # The data migration creates the groups; this re-grants after every migrate and flush.
         post_migrate.connect(_grant_roles, sender=self, dispatch_uid="conversations_roles")

@@ -26,7 +26,7 @@ from common.exceptions import ApplicationError, NotFoundError
 from conversations.models import Handoff, HandoffReason, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services import session_create
 from conversations.services.sessions import session_transition
-from conversations.services.turns import HANDOFF_MESSAGE, max_enrichments
+from conversations.services.turns.outcome import HANDOFF_MESSAGE, max_enrichments
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import fetch_feedback_record_for_session
 from knowledge.router import route_context

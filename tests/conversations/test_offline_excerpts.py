@@ -3,8 +3,8 @@
 import pytest
 from django.conf import settings as django_settings
 
-from conversations.llm.base import KnowledgeItem
-from conversations.llm.offline import EXCERPT_NOTE, _focus, split_passages, terms
+from llm.base import KnowledgeItem
+from llm.offline import EXCERPT_NOTE, _focus, split_passages, terms
 from conversations.models import Session
 from tests.conversations.helpers import send
 
