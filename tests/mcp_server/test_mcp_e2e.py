@@ -7,6 +7,7 @@ Mcp-Session-Id); "auto" probes server/discover and speaks the stateless
 
 import datetime as dt
 import json
+from concurrent.futures import ThreadPoolExecutor
 
 import anyio
 import httpx2
@@ -24,7 +25,10 @@ QUESTION = "Qual o prazo do Sanger com urgência?"
 
 
 def _run(scenario):
-    return anyio.run(scenario)
+    # Its own thread: a session-scoped Playwright browser (tests/browser) keeps an event loop
+    # running in the main thread, and anyio.run refuses to start a second one there.
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(anyio.run, scenario).result(timeout=120)
 
 
 def _client(live_server, token, *, mode="legacy", path="/mcp/"):
