@@ -304,3 +304,34 @@ def test_the_endpoint_without_a_trailing_slash_works_too(live_server, mcp_world,
             return await client.list_tools()
 
     assert len(_run(scenario).tools) == 5
+
+
+def test_concurrent_clients_are_served_side_by_side(live_server, mcp_world, user, other_user):
+    """Each request gets its own event loop and SDK manager: threads of one process do not interfere."""
+
+    def one_client(token, mode):
+        async def scenario():
+            async with _client(live_server, token, mode=mode) as client:
+                tools = await client.list_tools()
+                routed = await client.call_tool("route_context", {"message": QUESTION})
+                return len(tools.tools), routed.is_error
+
+        return anyio.run(scenario)
+
+    tokens = [user.auth_token.key, other_user.auth_token.key] * 2
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        results = list(pool.map(one_client, tokens, ["legacy", "auto", "auto", "legacy"], timeout=120))
+    assert results == [(5, False)] * 4
+
+
+def test_get_is_405_and_an_oversize_body_is_413(live_server, mcp_world, user, settings):
+    headers = {"Authorization": f"Bearer {user.auth_token.key}", "Accept": "application/json, text/event-stream"}
+    with httpx2.Client(timeout=30) as http:
+        got = http.get(live_server.url + "/mcp/", headers=headers)
+        big = http.post(
+            live_server.url + "/mcp/",
+            content=b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * 300_000 + b'"}}',
+            headers={**headers, "Content-Type": "application/json"},
+        )
+    assert got.status_code == 405 and "POST" in got.headers["Allow"]
+    assert big.status_code == 413 and big.json()["error"]["code"] == "REQUEST_TOO_LARGE"
