@@ -57,7 +57,7 @@ def staff_member_ensure(*, username: str, tenant: Tenant, groups: tuple[str, ...
     """A staff user in the named admin groups, administrator of the tenant.
 
     Groups are named, not imported: each feature app creates and grants its own
-    (see common/roles.py), so accounts depends on none of them.
+    (see accounts/roles.py), so accounts depends on none of them.
     """
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults={"is_staff": True})

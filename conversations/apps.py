@@ -1,11 +1,11 @@
 from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
-OPERATORS_GROUP = "operators"  # common.roles.OPERATORS
+OPERATORS_GROUP = "operators"  # accounts.roles.OPERATORS
 
 
 def _grant_roles(sender, **kwargs):
-    from common.roles import groups_grant
+    from accounts.roles import groups_grant
     from conversations.roles import ROLES
 
     groups_grant(ROLES)

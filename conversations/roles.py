@@ -1,4 +1,4 @@
-"""What each admin group may do with conversations and the UI context (see common/roles.py).
+"""What each admin group may do with conversations and the UI context (see accounts/roles.py).
 
 Operators take hand-offs (read sessions and messages, resolve hand-offs, close
 sessions). Curators also edit agents (their prompt is curated content), keep the
@@ -6,7 +6,7 @@ semantic registry and read context snapshots (what a turn saw). Accessible entit
 are authorization data: tenant administrators manage them through the API.
 """
 
-from common.roles import CURATORS, OPERATORS
+from accounts.roles import CURATORS, OPERATORS
 
 OPERATOR_PERMISSIONS = (
     "view_agent",

@@ -1,11 +1,11 @@
-"""What each admin group may do with explanations (see common/roles.py).
+"""What each admin group may do with explanations (see accounts/roles.py).
 
 Operators watch results and their explanation tasks (retrying those whose provider
 was unavailable) and the Celery task results; auditors read explanations with
 their number checks. Nobody edits a narrative: it is evidence.
 """
 
-from common.roles import AUDITORS, OPERATORS
+from accounts.roles import AUDITORS, OPERATORS
 
 ROLES = {
     OPERATORS: {

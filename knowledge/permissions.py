@@ -1,6 +1,6 @@
 """Who may curate: the "curators" group edits knowledge; other staff read only."""
 
-from common.roles import CURATORS as CURATORS_GROUP
+from accounts.roles import CURATORS_GROUP
 
 
 def is_curator(user) -> bool:

@@ -3,7 +3,7 @@ from django.db.models.signals import post_migrate
 
 
 def _grant_roles(sender, **kwargs):
-    from common.roles import groups_grant
+    from accounts.roles import groups_grant
     from ontology.roles import ROLES
 
     groups_grant(ROLES)

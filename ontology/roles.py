@@ -1,11 +1,11 @@
-"""What each admin group may do with the ontology (see common/roles.py).
+"""What each admin group may do with the ontology (see accounts/roles.py).
 
 Curators edit everything but may not validate high-criticality chunks: only the
 validators (the seed's curation committee) hold ``validate_critical_chunk``.
 Auditors read the routing records.
 """
 
-from common.roles import AUDITORS, CURATORS, VALIDATORS, AllExcept
+from accounts.roles import AUDITORS, CURATORS, VALIDATORS, AllExcept
 
 CRITICAL_PERMISSION = "validate_critical_chunk"
 

@@ -1,8 +1,8 @@
-"""Admin roles: create the groups and grant this app's permissions (see common/roles.py)."""
+"""Admin roles: create the groups and grant this app's permissions (see accounts/roles.py)."""
 
 from django.db import migrations
 
-from common.roles import grant_migration
+from accounts.roles import grant_migration
 from knowledge.roles import ROLES
 
 

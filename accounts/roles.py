@@ -1,10 +1,14 @@
-"""Admin roles as groups, granted per app: each app names what each group may do with its models.
+"""Staff roles as Django groups, shared by name, granted per app.
+
+Each feature app names what each group may do with its own models; accounts knows the
+roles without importing any feature app, and an app added later extends a role without
+touching this module.
 
 Every feature app keeps a ``roles.py`` with a table ``{group: {app_label: codenames}}``
 and grants it twice with ``groups_grant``: in a data migration (the groups exist
 right after ``migrate``, before anyone logs in) and after every ``migrate`` / ``flush``
 (``post_migrate``), so permissions of models added later, and databases flushed by
-tests, are covered too. ``common`` knows no feature app: the tables live with their apps.
+tests, are covered too.
 
 | group | works on |
 |---|---|
@@ -26,6 +30,7 @@ VALIDATORS = "validators"
 OPERATORS = "operators"
 AUDITORS = "auditors"
 GROUPS = (CURATORS, VALIDATORS, OPERATORS, AUDITORS)
+CURATORS_GROUP = CURATORS  # edit curated content (knowledge, ontology, agents) in the admin
 
 
 class AllExcept(frozenset):
@@ -76,3 +81,10 @@ def grant_migration(table: RoleTable):
         groups_grant(table, apps=apps)
 
     return forwards
+
+
+def curators_group():
+    from django.contrib.auth.models import Group
+
+    group, _ = Group.objects.get_or_create(name=CURATORS)
+    return group

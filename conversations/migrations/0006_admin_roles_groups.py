@@ -1,8 +1,8 @@
-"""Admin roles: create the groups and grant this app's permissions (see common/roles.py)."""
+"""Admin roles: create the groups and grant this app's permissions (see accounts/roles.py)."""
 
 from django.db import migrations
 
-from common.roles import grant_migration
+from accounts.roles import grant_migration
 from conversations.roles import ROLES
 
 
@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
-        ("conversations", "0004_agent_ontology_guardian"),
+        ("conversations", "0005_message_context_snapshot_foreign_key"),
     ]
 
     operations = [migrations.RunPython(grant_migration(ROLES), migrations.RunPython.noop)]
