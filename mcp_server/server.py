@@ -113,7 +113,8 @@ TOOLS = [
         description=(
             "Stores a numeric result (as POST /api/v1/results) and enqueues its explanation: the model "
             "narrates it in pt-BR and every number it cites is checked against the facts. Returns the status "
-            "(queued, pending or done with an outcome); poll get_explanation. Example: result_id 'vendas-2026-03', "
+            "(queued, pending or done with an outcome); poll get_explanation. The fields are POST /api/v1/results' "
+            "(docs/explanations.md). Example: result_id 'vendas-2026-03', "
             "verdict 'Meta batida', totals {'receita': 1200000}, budget 1000000, period '2026-03'."
         ),
         input_schema={
@@ -125,9 +126,12 @@ TOOLS = [
                 "breakdowns": {"type": "object"},
                 "budget": {"type": ["number", "string", "null"]},
                 "target": {"type": ["number", "string", "null"]},
-                "period": {"type": "string", "description": "YYYY-MM"},
+                "period": {"type": "string", "description": "YYYY-MM, YYYY, YYYY-Qn or YYYY-Sn"},
                 "rule": {"type": "object"},
-                "units": {"type": "object"},
+                "units": {"type": "object", "description": "e.g. {'receita': 'currency', 'margem': 'percent'}"},
+                "counts": {"type": "object"},
+                "labels": {"type": "object"},
+                "rounding": {"type": "string", "enum": ["exact", "scale"]},
                 "pii_keys": {"type": "array", "items": {"type": "string"}},
             },
             "required": ["result_id", "verdict"],

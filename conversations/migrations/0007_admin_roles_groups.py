@@ -3,15 +3,14 @@
 from django.db import migrations
 
 from accounts.roles import grant_migration
-from explanations.roles import ROLES
+from conversations.roles import ROLES
 
 
 class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
-        ("explanations", "0001_initial"),
-        ("django_celery_results", "0014_alter_taskresult_status"),
+        ("conversations", "0006_agent_number_policy_message_grounding"),
     ]
 
     operations = [migrations.RunPython(grant_migration(ROLES), migrations.RunPython.noop)]
