@@ -10,7 +10,7 @@ class Migration(migrations.Migration):
     dependencies = [
         ("auth", "0012_alter_user_first_name_max_length"),
         ("contenttypes", "0002_remove_content_type_name"),
-        ("knowledge", "0003_fetch_feedback"),
+        ("knowledge", "0005_revision_search_terms"),
     ]
 
     operations = [migrations.RunPython(grant_migration(ROLES), migrations.RunPython.noop)]
