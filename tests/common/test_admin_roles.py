@@ -24,6 +24,8 @@ KNOWLEDGE_FOR_ANY_STAFF = {
     "knowledge.packagerevision": STAFF_READ,
     "knowledge.catalogstate": STAFF_READ,
     "knowledge.fetchfeedback": STAFF_READ,
+    "knowledge.synonymset": STAFF_READ,
+    "knowledge.revisionsearchterms": STAFF_READ,
 }
 
 DESIGN: dict[str, dict[str, set[str]]] = {
@@ -32,6 +34,8 @@ DESIGN: dict[str, dict[str, set[str]]] = {
         "knowledge.packagerevision": {V},
         "knowledge.catalogstate": {V},
         "knowledge.fetchfeedback": {V},
+        "knowledge.synonymset": {V, A, C},
+        "knowledge.revisionsearchterms": {V, C},
         "conversations.agent": {V, C},
         "conversations.session": {V, C},
         "conversations.message": {V},
@@ -78,6 +82,8 @@ NOBODY = {
     "knowledge.packagerevision": {A, C, D},
     "knowledge.catalogstate": {A, C, D},
     "knowledge.fetchfeedback": {A, C, D},
+    "knowledge.synonymset": {D},
+    "knowledge.revisionsearchterms": {A, D},
     "conversations.session": {A},
     "conversations.message": {A},
     "conversations.handoff": {A},
