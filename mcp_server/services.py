@@ -28,8 +28,7 @@ from conversations.services import session_create
 from conversations.services.sessions import session_transition
 from conversations.services.turns.outcome import HANDOFF_MESSAGE, max_enrichments
 from knowledge.catalog import get_active_catalog
-from knowledge.feedback import fetch_feedback_record_for_session
-from knowledge.routing_service import route_context
+from knowledge.routing_service import fetch_feedback_record_for_session, route_context
 from knowledge.semantic_context import validate_semantic_context
 from mcp_server.models import McpSession
 
