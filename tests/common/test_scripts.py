@@ -246,6 +246,7 @@ def test_embedded_set_up_loads_everything_the_readme_examples_use(run_checkout):
         "python manage.py ensure_demo --base-url http://127.0.0.1:8123 --validator validator",
         "python manage.py load_demo_workspace --tenant demo",
         "python manage.py ingest_chunks ontology/data/chunks.jsonl --validator validator --no-progress",
+        "python manage.py import_capabilities actions/demo/capabilities.yaml",
     ]
     assert "set-up done" in result.stdout
 
@@ -254,6 +255,13 @@ def test_production_set_up_creates_no_demo_account_unless_asked(run_checkout):
     result, calls = _run_script(run_checkout, "--setup-only", **PRODUCTION)
     assert result.returncode == 0, result.stderr
     assert calls == ["python manage.py migrate --noinput", "python manage.py load_catalog"]
+
+
+def test_production_with_the_demo_page_loads_its_capabilities_and_no_account(run_checkout):
+    result, calls = _run_script(run_checkout, "--setup-only", **PRODUCTION, DEMO_ENABLED="true")
+    assert result.returncode == 0, result.stderr
+    assert calls[-1] == "python manage.py import_capabilities actions/demo/capabilities.yaml"
+    assert not any("ensure_demo" in c for c in calls)
 
 
 def test_production_with_demo_creates_the_demo_account(run_checkout):
