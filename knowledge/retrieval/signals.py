@@ -54,6 +54,8 @@ class PartOutcome:
     bm25_ms: float
     base_ranking: list[str] = field(default_factory=list)
     features: dict[int, np.ndarray] = field(default_factory=dict)
+    # Entries fetch feedback promoted (the only signal that writes a "feedback" reason).
+    promoted: frozenset[int] = frozenset()
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -118,15 +120,24 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
 def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
     """Share of the question's IDF each doc holds, and the terms it holds."""
     total = sum(s.denom for s in slots) or 1.0
-    covered = np.zeros(len(docs))
-    matched: list[list[str]] = [[] for _ in range(len(docs))]
+    n = len(docs)
+    covered = np.zeros(n)
+    matched: list[list[str]] = [[] for _ in range(n)]
+    if n == 0:
+        return covered, matched
+    docs = np.asarray(docs, dtype=np.int64)
+    bm25 = index.bm25
     for slot in slots:
-        best = np.zeros(len(docs))
+        best = None
         for t in slot.terms:
-            present = index.bm25.contains(t, docs)
-            value = slot.weight_of(t) * index.bm25.idf(t)
-            best = np.where(present & (value > best), value, best)
-        for j in np.flatnonzero(best):
+            value = slot.weight_of(t) * bm25.idf(t)
+            if value > 0:
+                # The best value of the slot's terms each doc holds (value > 0: a max is exact).
+                hit = bm25.contains(t, docs) * value
+                best = hit if best is None else np.maximum(best, hit)
+        if best is None:
+            continue
+        for j in np.flatnonzero(best).tolist():
             matched[j].append(slot.label)
         covered += np.minimum(best, slot.denom)
     return covered / total, matched
@@ -201,21 +212,28 @@ def keyword_hits(
     ]
     if not matched:
         return []
-    docs = np.concatenate([index.keyword_entries[terms] for terms in matched])
-    weights = np.concatenate(
-        [np.full(index.keyword_entries[terms].size, sum(index.bm25.idf(t) for t in terms)) for terms in matched]
-    )
-    hits, inverse = np.unique(docs, return_inverse=True)
-    scores = np.bincount(inverse, weights=weights)
+    carriers = [index.keyword_entries[terms] for terms in matched]
+    docs = np.concatenate(carriers)
+    weights = np.repeat([sum(index.bm25.idf(t) for t in terms) for terms in matched], [c.size for c in carriers])
+    n_docs = len(index.entries)
+    if n_docs <= 64 * docs.size:
+        # A small catalog: summing over a corpus-sized array beats sorting (same sums, same order of addition).
+        counts = np.bincount(docs, minlength=n_docs)
+        hits = np.flatnonzero(counts)
+        scores = np.bincount(docs, weights=weights, minlength=n_docs)[hits]
+    else:
+        hits, inverse = np.unique(docs, return_inverse=True)
+        scores = np.bincount(inverse, weights=weights)
     limit = limit or index.config.bm25_top_k
     if hits.size > limit:
         keep = np.argpartition(-scores, limit)[:limit]
         hits, scores = hits[keep], scores[keep]
     order = np.lexsort((hits, -scores))
     matched_set = set(matched)
+    entry_keywords = index.entry_keywords
     return [
-        (int(hits[j]), float(scores[j]), [kw for terms, kw in index.entry_keywords[hits[j]] if terms in matched_set])
-        for j in order
+        (i, score, [kw for terms, kw in entry_keywords[i] if terms in matched_set])
+        for i, score in zip(hits[order].tolist(), scores[order].tolist())
     ]
 
 
@@ -270,29 +288,37 @@ def _cascade_signal(index: RouterIndex, signals: _Signals, content: list[Slot], 
     return True
 
 
-def _keyword_signal(index: RouterIndex, signals: _Signals, content: list[Slot]) -> None:
-    hits = keyword_hits(index, content)
-    if not hits:
+def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
+    """Keywords, then BM25+ over the whole catalog; one coverage pass serves both."""
+    kw_hits = keyword_hits(index, content)
+    hits = index.bm25.top_k(query, index.config.bm25_top_k) if query else []
+    if not kw_hits and not hits:
         return
+    docs = np.asarray([i for i, _, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
+    # Coverage is per document: computing it once over both lists gives each the same values.
+    covered, matched = coverage(index, content, docs)
+    n_kw = len(kw_hits)
+    if kw_hits:
+        _keyword_signal(index, signals, kw_hits, covered[:n_kw].tolist())
+    if hits:
+        _bm25_signal(index, signals, hits, covered[n_kw:].tolist(), matched[n_kw:], query)
+
+
+def _keyword_signal(index: RouterIndex, signals: _Signals, hits, kw_coverage: list[float]) -> None:
     # A keyword alone is not an answer: the entry must also hold enough of the
     # question ("delivery time for a pizza").
-    kw_docs = np.asarray([i for i, _, _ in hits], dtype=np.int64)
-    kw_coverage, _ = coverage(index, content, kw_docs)
+    ranking = signals.rankings.setdefault("keyword", [])
+    full_coverage = index.config.full_coverage
     for r, ((i, _score, kws), cov) in enumerate(zip(hits, kw_coverage), 1):
-        signals.rankings.setdefault("keyword", []).append(i)
-        strong = cov >= index.config.full_coverage
+        ranking.append(i)
+        strong = cov >= full_coverage
         signals.note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
         if strong:
             signals.eligible.add(i)
 
 
-def _bm25_signal(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
+def _bm25_signal(index: RouterIndex, signals: _Signals, hits, covered: list[float], matched, query) -> None:
     cfg = index.config
-    hits = index.bm25.top_k(query, cfg.bm25_top_k) if query else []
-    if not hits:
-        return
-    docs = np.asarray([i for i, _ in hits], dtype=np.int64)
-    covered, matched = coverage(index, content, docs)
     floor = bm25_floor(index, query)
     best = hits[0][1] - floor
     ranked: list[int] = []
@@ -398,8 +424,7 @@ def route_part(
     query = query_weights(content)
     cascade = _cascade_signal(index, signals, content, context, query)
     if not cascade:
-        _keyword_signal(index, signals, content)
-        _bm25_signal(index, signals, content, query)
+        _corpus_signals(index, signals, content, query)
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
 
     key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
@@ -424,4 +449,5 @@ def route_part(
         bm25_ms,
         base_ranking,
         features,
+        frozenset(signals.rankings.get("feedback", ())),
     )
