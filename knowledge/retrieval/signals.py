@@ -150,6 +150,9 @@ def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
 
 # ------------------------------------------------------------------- lookups
 
+# Up to this many (keyword, entry) pairs, keyword scores are summed in plain Python.
+_SMALL_KEYWORD_HITS = 256
+
 
 def named_ids(index: RouterIndex, text: str) -> list[int]:
     """Entries whose ID or alias appears as a token of the text.
@@ -212,28 +215,31 @@ def keyword_hits(
     ]
     if not matched:
         return []
-    carriers = [index.keyword_entries[terms] for terms in matched]
-    docs = np.concatenate(carriers)
-    weights = np.repeat([sum(index.bm25.idf(t) for t in terms) for terms in matched], [c.size for c in carriers])
-    n_docs = len(index.entries)
-    if n_docs <= 64 * docs.size:
-        # A small catalog: summing over a corpus-sized array beats sorting (same sums, same order of addition).
-        counts = np.bincount(docs, minlength=n_docs)
-        hits = np.flatnonzero(counts)
-        scores = np.bincount(docs, weights=weights, minlength=n_docs)[hits]
-    else:
-        hits, inverse = np.unique(docs, return_inverse=True)
-        scores = np.bincount(inverse, weights=weights)
     limit = limit or index.config.bm25_top_k
-    if hits.size > limit:
-        keep = np.argpartition(-scores, limit)[:limit]
-        hits, scores = hits[keep], scores[keep]
-    order = np.lexsort((hits, -scores))
-    matched_set = set(matched)
+    carriers = [index.keyword_entries[terms] for terms in matched]
+    weights = [sum(index.bm25.idf(t) for t in terms) for terms in matched]
+    # Best first, ties by position: deterministic, whichever path sums the scores.
+    if sum(c.size for c in carriers) <= _SMALL_KEYWORD_HITS:
+        # Few carriers: plain Python beats a dozen numpy calls (same sums, added in the same order).
+        summed: dict[int, float] = {}
+        for docs_of, w in zip(carriers, weights):
+            for i in docs_of.tolist():
+                summed[i] = summed.get(i, 0.0) + w
+        best = sorted(summed.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        ranked_hits = [i for i, _ in best]
+        ranked_scores = [v for _, v in best]
+    else:
+        docs = np.concatenate(carriers)
+        hits, inverse = np.unique(docs, return_inverse=True)
+        scores = np.bincount(inverse, weights=np.repeat(weights, [c.size for c in carriers]))
+        order = np.lexsort((hits, -scores))[:limit]
+        ranked_hits, ranked_scores = hits[order].tolist(), scores[order].tolist()
+    keyword_ids = index.keyword_ids
+    matched_set = {keyword_ids[terms] for terms in matched}
     entry_keywords = index.entry_keywords
     return [
-        (i, score, [kw for terms, kw in entry_keywords[i] if terms in matched_set])
-        for i, score in zip(hits[order].tolist(), scores[order].tolist())
+        (i, score, [kw for kw_id, kw in entry_keywords[i] if kw_id in matched_set])
+        for i, score in zip(ranked_hits, ranked_scores)
     ]
 
 
