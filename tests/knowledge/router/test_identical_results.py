@@ -7,6 +7,10 @@ regenerate it when a change is meant to alter results.
 
 import json
 
+import pytest
+
+from knowledge.retrieval import bm25, signals
+
 from .route_snapshot import SNAPSHOT, collect, question_sets
 
 
@@ -18,7 +22,13 @@ def test_the_snapshot_covers_every_labeled_set():
     assert sum(len(rows) for rows in recorded.values()) >= 600
 
 
-def test_every_labeled_question_is_delivered_exactly_as_recorded():
+@pytest.mark.parametrize("paths", ["small", "large"])
+def test_every_labeled_question_is_delivered_exactly_as_recorded(paths, monkeypatch):
+    if paths == "large":
+        # The labeled catalogs are small: force the paths big catalogs take (MaxScore top-k,
+        # numpy keyword sums) so they are held to the same results.
+        monkeypatch.setattr(bm25, "_SMALL_CORPUS", 0)
+        monkeypatch.setattr(signals, "_SMALL_KEYWORD_HITS", 0)
     recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
     now = json.loads(json.dumps(collect(), ensure_ascii=False))
     for name, rows in recorded.items():
