@@ -35,3 +35,21 @@ def test_every_labeled_question_is_delivered_exactly_as_recorded(paths, monkeypa
         assert len(now[name]) == len(rows), name
         for before, after in zip(rows, now[name]):
             assert after == before, f"{name}: {before['query']!r} is delivered differently"
+
+
+def test_a_route_result_survives_the_cache_pickle():
+    # Route results are cached pickled (Redis); Delivered is a slotted dataclass now.
+    import pickle
+
+    from knowledge.offline_catalog import folder_index
+    from knowledge.routing_service import ROUTE_CACHE_PREFIX, router_config
+
+    from .route_snapshot import ROOT
+
+    index = folder_index(ROOT / "knowledge" / "catalog", router_config())
+    result = index.route("Qual o prazo do Sanger e como assino o orçamento?")
+    assert result.full and result.listed
+    again = pickle.loads(pickle.dumps(result))
+    assert again.as_dict() == result.as_dict() and again.full[0].why == result.full[0].why
+    # Results pickled by the code before slots live under the old prefix and are never read back.
+    assert ROUTE_CACHE_PREFIX != "knowledge:route:"
