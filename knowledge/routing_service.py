@@ -45,7 +45,9 @@ from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)
 
-ROUTE_CACHE_PREFIX = "knowledge:route:"
+# The version names the pickled RouteResult's shape: a result cached by older code
+# (Delivered without slots) is never read back into a different class layout.
+ROUTE_CACHE_PREFIX = "knowledge:route:v2:"
 # Bumped by `manage.py reindex`: every process rebuilds its index on its next question.
 ROUTER_GENERATION_KEY = "knowledge:router:generation"
 

@@ -43,6 +43,8 @@ def _as_weighted(query_tokens: Iterable[str] | Mapping[str, float]) -> dict[str,
 
 
 _CHUNK = 1 << 20
+# Up to this many documents, top-k walks every posting instead of pruning (MaxScore).
+_SMALL_CORPUS = 4096
 
 
 def _np(values: array, dtype) -> np.ndarray:
@@ -80,6 +82,7 @@ class SparseBM25Index:
         self.k1 = k1
         self.b = b
         self.delta = delta
+        self._spans: dict[str, tuple[int, int, float] | None] = {}
 
     # ------------------------------------------------------------------ build
 
@@ -212,8 +215,8 @@ class SparseBM25Index:
     # ------------------------------------------------------------------ terms
 
     def idf(self, term: str) -> float:
-        col = self.vocabulary.get(term)
-        return float(self.idf_values[col]) if col is not None else 0.0
+        span = self.span(term)
+        return span[2] if span is not None else 0.0
 
     def df(self, term: str) -> int:
         col = self.vocabulary.get(term)
@@ -227,17 +230,33 @@ class SparseBM25Index:
     def vocabulary_df(self) -> dict[str, int]:
         return {t: int(self.doc_freq[c]) for t, c in self.vocabulary.items()}
 
-    def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
-        """Boolean per document of ``docs``: does it hold ``term``?"""
-        docs = np.asarray(docs, dtype=np.int64)
+    def span(self, term: str) -> tuple[int, int, float] | None:
+        """(start, end, idf) of a term's postings as plain Python numbers, or None when unknown.
+
+        Cached per term: the hot path asks the same few terms many times per
+        question, and numpy scalar indexing costs more than the dict lookup.
+        """
+        try:
+            return self._spans[term]
+        except KeyError:
+            pass
         col = self.vocabulary.get(term)
-        if col is None or docs.size == 0:
-            return np.zeros(docs.size, dtype=bool)
-        p = self._postings
-        postings = p.indices[p.indptr[col] : p.indptr[col + 1]]  # sorted
-        at = np.searchsorted(postings, docs)
-        at = np.minimum(at, max(postings.size - 1, 0))
-        return postings[at] == docs if postings.size else np.zeros(docs.size, dtype=bool)
+        found = None
+        if col is not None:
+            found = (int(self._postings.indptr[col]), int(self._postings.indptr[col + 1]), float(self.idf_values[col]))
+            self._spans[term] = found  # known terms only: bounded by the vocabulary
+        return found
+
+    def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
+        """Boolean per document of ``docs`` (int64 array): does it hold ``term``?"""
+        docs = np.asarray(docs, dtype=np.int64)
+        span = self.span(term)
+        if span is None or span[0] == span[1] or docs.size == 0:
+            return np.zeros(len(docs), dtype=bool)
+        postings = self._postings.indices[span[0] : span[1]]  # sorted
+        at = postings.searchsorted(docs)
+        np.minimum(at, span[1] - span[0] - 1, out=at)
+        return postings[at] == docs
 
     # ----------------------------------------------------------------- scores
 
@@ -272,6 +291,13 @@ class SparseBM25Index:
         if not terms:
             return acc, np.zeros(0, dtype=np.int64), floor
         terms.sort(key=lambda cw: -self.term_max[cw[0]] * cw[1])
+        if self.n_docs <= _SMALL_CORPUS:
+            # A small corpus: walking every posting costs less than the pruning's bookkeeping.
+            # Same term order as below, so every document's score is the same sum.
+            for col, w in terms:
+                start, end = p.indptr[col], p.indptr[col + 1]
+                acc[p.indices[start:end]] += p.data[start:end] * w
+            return acc, np.flatnonzero(acc), floor
         bounds = [self.term_max[col] * w for col, w in terms]
         seen = np.zeros(self.n_docs, dtype=bool)
         walked = 0

@@ -59,7 +59,8 @@ class RouterIndex:
         self.id_keys: dict[str, int] = {}
         self.semantic: dict[str, list[int]] = {}
         kw_groups: dict[tuple[str, ...], list[int]] = {}
-        self.entry_keywords: list[tuple[tuple[tuple[str, ...], str], ...]] = []
+        self.keyword_ids: dict[tuple[str, ...], int] = {}
+        self.entry_keywords: list[tuple[tuple[int, str], ...]] = []  # per entry: (keyword id, keyword as written)
         # A generator: each entry's term frequencies are consumed by the index
         # builder and dropped, so a big catalog's build does not hold them all.
         self.bm25 = SparseBM25Index.build_weighted(
@@ -168,7 +169,8 @@ class RouterIndex:
                 kw_terms = tuple(dict.fromkeys(analyze(kw)))
                 if kw_terms:
                     kw_groups.setdefault(kw_terms, []).append(i)
-                    analyzed_keywords.append((kw_terms, kw))
+                    # By a small int id: the hot path compares ids, not tuples of strings.
+                    analyzed_keywords.append((self.keyword_ids.setdefault(kw_terms, len(self.keyword_ids)), kw))
             self.entry_keywords.append(tuple(analyzed_keywords))
             yield freqs
 

@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from .signals import PartOutcome
 
 
-@dataclass
+@dataclass(slots=True)
 class Delivered:
     id: str
     title: str
@@ -122,14 +122,16 @@ def full_queue(index: RouterIndex, outcome: PartOutcome) -> list[int]:
     the few best matches, and a body that merely shares common words with
     the question (more likely in the catalog's own language) is listed.
     """
-    promoted = {i for i, notes in outcome.why.items() if any(n["signal"] == "feedback" for n in notes)}
-    candidates = [i for i in outcome.eligible if index.entries[i].kind != KIND_PROCEDURE]
+    promoted = outcome.promoted
+    entries = index.entries
+    candidates = [i for i in outcome.eligible if entries[i].kind != KIND_PROCEDURE]
     if not candidates:
         return []
-    best = max(outcome.fused.get(i, 0.0) for i in candidates)
+    fused = outcome.fused
+    best = max(fused.get(i, 0.0) for i in candidates)
     gate = index.config.full_relative_fused * best
-    kept = [i for i in candidates if i in promoted or outcome.fused.get(i, 0.0) >= gate]
-    return sorted(kept, key=lambda i: (i not in promoted, -outcome.fused.get(i, 0.0), i))
+    kept = [i for i in candidates if i in promoted or fused.get(i, 0.0) >= gate]
+    return sorted(kept, key=lambda i: (i not in promoted, -fused.get(i, 0.0), i))
 
 
 @dataclass
@@ -143,6 +145,12 @@ def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[in
     best_score: dict[int, float] = {}
     why: dict[int, list[dict[str, Any]]] = {}
     several = len(outcomes) > 1
+    if not several:
+        # One part: its reasons as they are (nothing mutates them after shaping).
+        for o in outcomes:
+            best_score = {i: max(0.0, s) for i, s in o.fused.items()}
+            why = dict(o.why)
+        return best_score, why
     for p, o in enumerate(outcomes):
         for i, s in o.fused.items():
             best_score[i] = max(best_score.get(i, 0.0), s)
@@ -208,21 +216,27 @@ def shape(
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
     best_score, why = _merge_parts(outcomes)
 
+    entries = index.entries
+
     def make(i: int, shape: str) -> Delivered:
-        e = index.entries[i]
-        body = e.body if shape == "full" else None
+        e = entries[i]
+        if shape == "full":
+            body = e.body
+            tokens = index.body_tokens(i) if body else 0
+        else:
+            body, tokens = None, 0
         return Delivered(
-            id=e.package_id,
-            title=e.title,
-            summary=e.summary,
-            kind=e.kind,
-            strict=bool(e.strict),
-            revision=e.revision,
-            shape=shape,
-            score=best_score.get(i, 0.0),
-            why=why.get(i, []),
-            body=body,
-            tokens=index.body_tokens(i) if body else 0,
+            e.package_id,
+            e.title,
+            e.summary,
+            e.kind,
+            bool(e.strict),
+            e.revision,
+            shape,
+            best_score.get(i, 0.0),
+            why.get(i, []),
+            body,
+            tokens,
         )
 
     relevant = sorted(best_score, key=lambda i: (-best_score[i], i))
@@ -233,11 +247,12 @@ def shape(
     procedures: list[Delivered] = []
     rules: list[Delivered] = []
     for i in sorted(full_set, key=lambda i: (-best_score.get(i, 0.0), i)):
-        (rules if index.entries[i].kind == KIND_RULE else full).append(make(i, "full"))
+        (rules if entries[i].kind == KIND_RULE else full).append(make(i, "full"))
+    in_full = set(full_set)
     for i in relevant:
-        if i in full_set:
+        if i in in_full:
             continue
-        e = index.entries[i]
+        e = entries[i]
         if e.kind == KIND_PROCEDURE:
             procedures.append(make(i, "name"))
             continue

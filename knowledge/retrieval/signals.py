@@ -54,6 +54,8 @@ class PartOutcome:
     bm25_ms: float
     base_ranking: list[str] = field(default_factory=list)
     features: dict[int, np.ndarray] = field(default_factory=dict)
+    # Entries fetch feedback promoted (the only signal that writes a "feedback" reason).
+    promoted: frozenset[int] = frozenset()
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -118,15 +120,24 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
 def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
     """Share of the question's IDF each doc holds, and the terms it holds."""
     total = sum(s.denom for s in slots) or 1.0
-    covered = np.zeros(len(docs))
-    matched: list[list[str]] = [[] for _ in range(len(docs))]
+    n = len(docs)
+    covered = np.zeros(n)
+    matched: list[list[str]] = [[] for _ in range(n)]
+    if n == 0:
+        return covered, matched
+    docs = np.asarray(docs, dtype=np.int64)
+    bm25 = index.bm25
     for slot in slots:
-        best = np.zeros(len(docs))
+        best = None
         for t in slot.terms:
-            present = index.bm25.contains(t, docs)
-            value = slot.weight_of(t) * index.bm25.idf(t)
-            best = np.where(present & (value > best), value, best)
-        for j in np.flatnonzero(best):
+            value = slot.weight_of(t) * bm25.idf(t)
+            if value > 0:
+                # The best value of the slot's terms each doc holds (value > 0: a max is exact).
+                hit = bm25.contains(t, docs) * value
+                best = hit if best is None else np.maximum(best, hit)
+        if best is None:
+            continue
+        for j in np.flatnonzero(best).tolist():
             matched[j].append(slot.label)
         covered += np.minimum(best, slot.denom)
     return covered / total, matched
@@ -138,6 +149,9 @@ def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
 
 
 # ------------------------------------------------------------------- lookups
+
+# Up to this many (keyword, entry) pairs, keyword scores are summed in plain Python.
+_SMALL_KEYWORD_HITS = 256
 
 
 def named_ids(index: RouterIndex, text: str) -> list[int]:
@@ -193,21 +207,31 @@ def keyword_hits(
     ]
     if not matched:
         return []
-    docs = np.concatenate([index.keyword_entries[terms] for terms in matched])
-    weights = np.concatenate(
-        [np.full(index.keyword_entries[terms].size, sum(index.bm25.idf(t) for t in terms)) for terms in matched]
-    )
-    hits, inverse = np.unique(docs, return_inverse=True)
-    scores = np.bincount(inverse, weights=weights)
     limit = limit or index.config.bm25_top_k
-    if hits.size > limit:
-        keep = np.argpartition(-scores, limit)[:limit]
-        hits, scores = hits[keep], scores[keep]
-    order = np.lexsort((hits, -scores))
-    matched_set = set(matched)
+    carriers = [index.keyword_entries[terms] for terms in matched]
+    weights = [sum(index.bm25.idf(t) for t in terms) for terms in matched]
+    # Best first, ties by position: deterministic, whichever path sums the scores.
+    if sum(c.size for c in carriers) <= _SMALL_KEYWORD_HITS:
+        # Few carriers: plain Python beats a dozen numpy calls (same sums, added in the same order).
+        summed: dict[int, float] = {}
+        for docs_of, w in zip(carriers, weights):
+            for i in docs_of.tolist():
+                summed[i] = summed.get(i, 0.0) + w
+        best = sorted(summed.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        ranked_hits = [i for i, _ in best]
+        ranked_scores = [v for _, v in best]
+    else:
+        docs = np.concatenate(carriers)
+        hits, inverse = np.unique(docs, return_inverse=True)
+        scores = np.bincount(inverse, weights=np.repeat(weights, [c.size for c in carriers]))
+        order = np.lexsort((hits, -scores))[:limit]
+        ranked_hits, ranked_scores = hits[order].tolist(), scores[order].tolist()
+    keyword_ids = index.keyword_ids
+    matched_set = {keyword_ids[terms] for terms in matched}
+    entry_keywords = index.entry_keywords
     return [
-        (int(hits[j]), float(scores[j]), [kw for terms, kw in index.entry_keywords[hits[j]] if terms in matched_set])
-        for j in order
+        (i, score, [kw for kw_id, kw in entry_keywords[i] if kw_id in matched_set])
+        for i, score in zip(ranked_hits, ranked_scores)
     ]
 
 
@@ -255,29 +279,37 @@ def _cascade_signal(index: RouterIndex, signals: _Signals, content: list[Slot], 
     return True
 
 
-def _keyword_signal(index: RouterIndex, signals: _Signals, content: list[Slot]) -> None:
-    hits = keyword_hits(index, content)
-    if not hits:
+def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
+    """Keywords, then BM25+ over the whole catalog; one coverage pass serves both."""
+    kw_hits = keyword_hits(index, content)
+    hits = index.bm25.top_k(query, index.config.bm25_top_k) if query else []
+    if not kw_hits and not hits:
         return
+    docs = np.asarray([i for i, _, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
+    # Coverage is per document: computing it once over both lists gives each the same values.
+    covered, matched = coverage(index, content, docs)
+    n_kw = len(kw_hits)
+    if kw_hits:
+        _keyword_signal(index, signals, kw_hits, covered[:n_kw].tolist())
+    if hits:
+        _bm25_signal(index, signals, hits, covered[n_kw:].tolist(), matched[n_kw:], query)
+
+
+def _keyword_signal(index: RouterIndex, signals: _Signals, hits, kw_coverage: list[float]) -> None:
     # A keyword alone is not an answer: the entry must also hold enough of the
     # question ("delivery time for a pizza").
-    kw_docs = np.asarray([i for i, _, _ in hits], dtype=np.int64)
-    kw_coverage, _ = coverage(index, content, kw_docs)
+    ranking = signals.rankings.setdefault("keyword", [])
+    full_coverage = index.config.full_coverage
     for r, ((i, _score, kws), cov) in enumerate(zip(hits, kw_coverage), 1):
-        signals.rankings.setdefault("keyword", []).append(i)
-        strong = cov >= index.config.full_coverage
+        ranking.append(i)
+        strong = cov >= full_coverage
         signals.note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
         if strong:
             signals.eligible.add(i)
 
 
-def _bm25_signal(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
+def _bm25_signal(index: RouterIndex, signals: _Signals, hits, covered: list[float], matched, query) -> None:
     cfg = index.config
-    hits = index.bm25.top_k(query, cfg.bm25_top_k) if query else []
-    if not hits:
-        return
-    docs = np.asarray([i for i, _ in hits], dtype=np.int64)
-    covered, matched = coverage(index, content, docs)
     floor = bm25_floor(index, query)
     best = hits[0][1] - floor
     ranked: list[int] = []
@@ -383,8 +415,7 @@ def route_part(
     query = query_weights(content)
     cascade = _cascade_signal(index, signals, content, context, query)
     if not cascade:
-        _keyword_signal(index, signals, content)
-        _bm25_signal(index, signals, content, query)
+        _corpus_signals(index, signals, content, query)
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
 
     key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
@@ -409,4 +440,5 @@ def route_part(
         bm25_ms,
         base_ranking,
         features,
+        frozenset(signals.rankings.get("feedback", ())),
     )

@@ -1,0 +1,102 @@
+"""What the router delivers for every labeled question, as comparable data.
+
+The speed work must not change a single delivered result: this module routes
+every question of the labeled sets (knowledge/evaluation/queries*.json and the
+catalogs' dev and test files) and records, per question, the delivered ids in
+order per shape, each entry's `why`, score and body digest, and the part
+rankings. Test questions are only routed and compared here, never read for
+tuning. Regenerate (only when a change is *meant* to alter results) with:
+
+    .venv/bin/python -m tests.knowledge.router.route_snapshot
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[3]
+SNAPSHOT = Path(__file__).resolve().parent / "data" / "route_snapshot.json"
+EVALUATION = ROOT / "knowledge" / "evaluation"
+
+
+def question_sets() -> list[tuple[str, Path, Path]]:
+    """(name, catalog folder, question file) for every labeled set."""
+    sample = ROOT / "knowledge" / "catalog"
+    sets = [(p.name, sample, p) for p in sorted(EVALUATION.glob("queries*.json"))]
+    for folder in sorted((EVALUATION / "catalogs").iterdir()):
+        catalog = folder / "packages" if (folder / "packages").is_dir() else sample
+        for split in ("dev", "test"):
+            path = folder / f"questions.{split}.json"
+            if path.exists():
+                sets.append((f"{folder.name}/{split}", catalog, path))
+    return sets
+
+
+def _delivered(d) -> dict[str, Any]:
+    return {
+        "id": d.id,
+        "shape": d.shape,
+        "score": round(d.score, 6),
+        "why": d.why,
+        "revision": d.revision,
+        "body": hashlib.sha1(d.body.encode()).hexdigest()[:12] if d.body else None,
+    }
+
+
+def outcome(result) -> dict[str, Any]:
+    return {
+        "parts": result.parts,
+        "full": [_delivered(d) for d in result.full],
+        "listed": [_delivered(d) for d in result.listed],
+        "procedures": [_delivered(d) for d in result.procedures],
+        "rules": [_delivered(d) for d in result.rules],
+        "cascade": result.cascade,
+        "part_keys": result.part_keys,
+        "part_rankings": result.part_rankings,
+        "used_tokens": result.used_tokens,
+    }
+
+
+def collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
+    """Every labeled question's delivered result, per set (``build_index(folder)`` makes a catalog's index)."""
+    from knowledge.offline_catalog import folder_index
+    from knowledge.routing_service import SemanticContext, router_config
+
+    build_index = build_index or (lambda folder: folder_index(folder, router_config()))
+    indexes: dict[Path, Any] = {}
+    out: dict[str, list[dict[str, Any]]] = {}
+    for name, catalog, path in question_sets():
+        index = indexes.get(catalog)
+        if index is None:
+            index = indexes[catalog] = build_index(catalog)
+        rows = []
+        for row in json.loads(path.read_text(encoding="utf-8")):
+            ctx = SemanticContext.coerce(row.get("context"))
+            # related_feedback given (empty) so the part rankings the service uses are computed too.
+            result = index.route(
+                row["query"],
+                focus=ctx.focus,
+                parents=ctx.parents,
+                page=ctx.page,
+                feedback={},
+                related_feedback=lambda key, ranking: {},
+            )
+            rows.append({"query": row["query"], **outcome(result)})
+        out[name] = rows
+    return out
+
+
+if __name__ == "__main__":
+    import os
+
+    import django
+
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings.test")
+
+    django.setup()
+    SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
+    SNAPSHOT.write_text(json.dumps(collect(), ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    print(f"wrote {SNAPSHOT}")
