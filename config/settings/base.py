@@ -71,6 +71,7 @@ MIDDLEWARE = [
     # Serves STATIC_ROOT (admin, contexto.js, the demo) under gunicorn too: nothing else does.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "common.middleware.ApiBodySizeLimitMiddleware",
+    "common.middleware.HostileInputMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -153,7 +154,8 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "accounts.permissions.HasTenant",
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Depth-limited, and refuses NUL / lone surrogates in any key or value (common/input_guard.py).
+    "DEFAULT_PARSER_CLASSES": ["common.parsers.GuardedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "common.pagination.DefaultPagination",
     "PAGE_SIZE": 50,
