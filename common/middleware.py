@@ -42,13 +42,6 @@ class HostileInputMiddleware:
     def __call__(self, request):
         found = check_query_and_path(request)
         if found:
-            field, problem = found
-            return JsonResponse(
-                error_body(
-                    InvalidCharactersError.code,
-                    f"{field}: {problem} is not allowed.",
-                    {"field": field, "reason": problem},
-                ),
-                status=400,
-            )
+            error = InvalidCharactersError(*found)
+            return JsonResponse(error_body(error.code, error.message, error.details), status=error.status_code)
         return self.get_response(request)

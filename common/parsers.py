@@ -14,6 +14,10 @@ def _reject_constant(name: str):
 
 
 class GuardedJSONParser(JSONParser):
+    """A view may name top-level keys it validates itself (``json_guard_delegated_keys``):
+    the turn endpoint's context engine answers INVALID_CONTEXT naming the context field.
+    The depth limit applies to the whole document regardless."""
+
     def parse(self, stream, media_type=None, parser_context=None):
         parser_context = parser_context or {}
         encoding = parser_context.get("encoding", settings.DEFAULT_CHARSET)
@@ -28,5 +32,6 @@ class GuardedJSONParser(JSONParser):
         except (UnicodeDecodeError, ValueError) as exc:
             # The position only: the message of a JSON error quotes the body.
             raise ParseError("JSON parse error - the body is not valid JSON.") from exc
-        check_json_value(data)
+        delegated = getattr(parser_context.get("view"), "json_guard_delegated_keys", frozenset())
+        check_json_value(data, frozenset(delegated))
         return data

@@ -90,6 +90,9 @@ class SessionDetailApi(APIView):
 class SessionMessagesApi(APIView):
     """GET lists the session's messages; POST sends one and runs the agent turn."""
 
+    # The context engine checks every context field itself (NUL, lone surrogates) and names it.
+    json_guard_delegated_keys = frozenset({"context"})
+
     class InputSerializer(StrictSerializer):
         message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
         # The UI AgentContext (camelCase JSON); validated by the context engine.

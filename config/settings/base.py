@@ -72,6 +72,8 @@ MIDDLEWARE = [
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "common.middleware.ApiBodySizeLimitMiddleware",
     "common.middleware.HostileInputMiddleware",
+    # Outside everything that queries (sessions, auth): a dropped connection there is retried too.
+    "common.db_resilience.DatabaseRetryMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -111,8 +113,15 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
+# Redis down must not take the API down: the cache falls back to local memory for
+# CACHE_RETRY_SECONDS at a time (common/cache.py); short socket timeouts bound a hung Redis.
+CACHE_OPTIONS = {
+    "socket_connect_timeout": env.float("CACHE_SOCKET_TIMEOUT", default=0.5),
+    "socket_timeout": env.float("CACHE_SOCKET_TIMEOUT", default=0.5),
+    "retry_seconds": env.float("CACHE_RETRY_SECONDS", default=5.0),
+}
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {"default": {"BACKEND": "common.cache.FailOpenRedisCache", "LOCATION": REDIS_URL, "OPTIONS": CACHE_OPTIONS}}
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -317,7 +326,9 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Exception messages and SQL parameters carry user data (a driver error quotes the failing row).
+    "filters": {"redact": {"()": "common.log_redaction.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
     "loggers": {"django.db.backends": {"level": "WARNING"}},
 }

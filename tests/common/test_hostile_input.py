@@ -25,10 +25,13 @@ BODIES = {
     "nul key": '{"totals": {"a\\u0000": 1}, "message": {"k\\u0000": "v"}}',
     "lone surrogate value": '{"message": "\\ud800", "entityId": "\\udfff"}',
     "lone surrogate key": '{"totals": {"\\ud800": 1}}',
+    "nul in context": '{"message": "ok", "context": {"a\\u0000": "\\ud800", "page": {"title": "x\\u0000"}}}',
     "deep array": "[" * 1000 + "]" * 1000,
     "deep object": '{"message": ' + '{"a": ' * 1000 + "1" + "}" * 1000 + "}",
 }
-CODES = {"INVALID_CHARACTERS", "JSON_TOO_DEEP"}
+CODES = {"VALIDATION_ERROR", "JSON_TOO_DEEP"}
+# The turn endpoint's context engine checks "context" itself (INVALID_CONTEXT naming the field).
+CONTEXT_CODES = CODES | {"INVALID_CONTEXT"}
 
 
 def _routes(patterns=None, prefix=""):
@@ -49,12 +52,12 @@ def _api_routes():
     return routes
 
 
-def _fill(template: str, str_value: str) -> str:
+def _fill(template: str, str_value: str, int_value: int = 1) -> str:
     out = template
     while "<" in out:
         start, end = out.index("<"), out.index(">")
         converter = out[start + 1 : end].split(":")[0] if ":" in out[start:end] else "str"
-        out = out[:start] + ("1" if converter == "int" else str_value) + out[end + 1 :]
+        out = out[:start] + (str(int_value) if converter == "int" else str_value) + out[end + 1 :]
     return "/" + out
 
 
@@ -65,6 +68,16 @@ def boss(tenant):
     membership_ensure(user=user, tenant=tenant, role=Membership.Role.ADMIN)
     api_token_create(user=user, tenant=tenant)
     return user
+
+
+@pytest.fixture
+def boss_session(boss, tenant):
+    """A real session, so /sessions/<id>/messages reaches its body instead of a 404."""
+    from conversations.agents_seed import agents_seed_ensure
+    from conversations.models import Agent, Session
+
+    agents_seed_ensure()
+    return Session.objects.create(tenant=tenant, user=boss, agent=Agent.objects.get(slug="atendimento"))
 
 
 @pytest.fixture
@@ -79,17 +92,18 @@ def test_database_is_postgresql():
 
 
 @pytest.mark.parametrize("body_name", sorted(BODIES))
-def test_every_api_route_refuses_hostile_bodies_with_400(boss_client, catalog, body_name):
+def test_every_api_route_refuses_hostile_bodies_with_400(boss_client, boss_session, catalog, body_name):
     body = BODIES[body_name]
+    codes = CONTEXT_CODES if body_name == "nul in context" else CODES
     answered = {}
     for template in _api_routes():
-        path = _fill(template, "r1")
+        path = _fill(template, "r1", boss_session.pk)
         for method in ("post", "put", "patch"):
             response = getattr(boss_client, method)(path, data=body, content_type="application/json")
             answered[(method, path)] = response.status_code
             assert response.status_code != 500, (method, path, body_name)
             if response.status_code == 400:
-                assert response.json()["error"]["code"] in CODES, (method, path, response.json())
+                assert response.json()["error"]["code"] in codes, (method, path, response.json())
             else:  # the method does not exist on this route
                 assert response.status_code in (404, 405), (method, path, response.status_code)
     # Every operation that takes a body was reached and refused.
@@ -101,6 +115,7 @@ def test_every_api_route_refuses_hostile_bodies_with_400(boss_client, catalog, b
         ("post", "/api/v1/ontology/route"),
         ("put", "/api/v1/profile"),
         ("post", "/api/v1/accessible-entities"),
+        ("post", f"/api/v1/sessions/{boss_session.pk}/messages"),
     ):
         assert expected in refused, (expected, answered)
 
@@ -112,32 +127,42 @@ def test_every_api_route_refuses_nul_in_path_and_query(boss_client, catalog):
                 path = _fill(template, "r%00x")
                 response = getattr(boss_client, method)(path)
                 assert response.status_code == 400, (method, path, response.status_code)
-                assert response.json()["error"]["details"]["field"] == "path"
+                assert response.json()["error"]["details"]["fields"] == {"path": ["Null characters are not allowed."]}
             path = _fill(template, "r1")
             for query in ("entityType=%00", "page=1%00", "q%00=1"):
                 response = getattr(boss_client, method)(f"{path}?{query}")
                 assert response.status_code == 400, (method, path, query, response.status_code)
-                assert response.json()["error"]["code"] == "INVALID_CHARACTERS"
-                assert response.json()["error"]["details"]["field"].startswith("query.")
+                assert response.json()["error"]["code"] == "VALIDATION_ERROR"
+                [field] = response.json()["error"]["details"]["fields"]
+                assert field.startswith("query."), field
 
 
-def test_the_reported_inputs_name_their_field(boss_client, api_client):
+def test_the_reported_inputs_name_their_field(api_client):
     response = api_client.get("/api/v1/results/abc%00/explanation")
     assert response.status_code == 400
-    assert response.json()["error"]["details"] == {"field": "path", "reason": "NUL character"}
+    assert response.json()["error"] == {
+        "code": "VALIDATION_ERROR",
+        "message": "Invalid input: path: Null characters are not allowed.",
+        "details": {"fields": {"path": ["Null characters are not allowed."]}},
+    }
 
     response = api_client.get("/api/v1/accessible-entities?entityType=%00")
     assert response.status_code == 400
-    assert response.json()["error"]["details"]["field"] == "query.entityType"
+    assert response.json()["error"]["details"]["fields"] == {"query.entityType": ["Null characters are not allowed."]}
 
-    for key, reason in (("a\\u0000", "NUL character in a key"), ("\\ud83d", "lone surrogate in a key")):
+    for key, label, reason in (
+        ("a\\u0000", "a\\u0000", "Null characters are not allowed in keys."),
+        ("\\ud83d", "\\ud83d", "Lone surrogates are not allowed in keys."),
+    ):
         body = '{"result_id": "r1", "verdict": "ok", "totals": {"%s": 1}}' % key
         response = api_client.post("/api/v1/results", data=body, content_type="application/json")
         assert response.status_code == 400, response.content
         error = response.json()["error"]
-        assert error["code"] == "INVALID_CHARACTERS"
-        assert error["details"]["field"].startswith("totals.")
-        assert error["details"]["reason"] == reason
+        assert error["code"] == "VALIDATION_ERROR"
+        assert error["details"]["fields"] == {f"totals.{label}": [reason]}
+    body = '{"result_id": "r1", "verdict": "ok \\ud800"}'
+    response = api_client.post("/api/v1/results", data=body, content_type="application/json")
+    assert response.json()["error"]["details"]["fields"] == {"verdict": ["Lone surrogates are not allowed."]}
     from explanations.models import Result
 
     assert not Result.objects.exists()  # nothing half-written
