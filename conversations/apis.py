@@ -3,6 +3,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.openapi import page_parameters, paginated
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 from conversations.exceptions import InvalidIdempotencyKeyError
@@ -154,7 +155,11 @@ class SessionMessagesApi(APIView):
 
     @extend_schema(
         summary="The session's messages, oldest first (paginated)",
-        responses={200: MessageOutputSerializer(many=True), 404: OpenApiResponse(description="SESSION_NOT_FOUND")},
+        parameters=page_parameters(),
+        responses={
+            200: paginated(MessageOutputSerializer, "PaginatedMessageList"),
+            404: OpenApiResponse(description="SESSION_NOT_FOUND, or an invalid page"),
+        },
     )
     def get(self, request, session_id: int):
         session = session_get(tenant=request.tenant, session_id=session_id)

@@ -170,7 +170,8 @@ REST_FRAMEWORK = {
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": env("API_THROTTLE_RATE", default="1200/min")},
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Unique component names for nested Input/Output serializers (common/openapi.py).
+    "DEFAULT_SCHEMA_CLASS": "common.openapi.ContextoAutoSchema",
     "EXCEPTION_HANDLER": "common.exception_handler.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -189,6 +190,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # A named enum: a generic "ReasonEnum" would collide with any other app's "reason" choices.
     "ENUM_NAME_OVERRIDES": {"HandoffReasonEnum": "conversations.models.HandoffReason"},
+    # Every operation documents the error statuses it can answer, in the JSON error shape.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "common.openapi.add_error_responses",
+    ],
 }
 
 # Request bodies above this size on /api/ get a 413 before any parsing.
