@@ -5,7 +5,7 @@ from rest_framework.views import APIView
 
 from common.openapi import page_parameters
 from common.pagination import DefaultPagination
-from common.serializers import StrictSerializer
+from common.serializers import StrictIntegerField, StrictSerializer
 from knowledge.catalog import get_active_catalog
 from knowledge.exceptions import PackageNotFoundError
 from knowledge.feedback import fetch_feedback_record_for_session
@@ -88,8 +88,8 @@ class ContextApi(APIView):
     class InputSerializer(StrictSerializer):
         message = serializers.CharField(max_length=4000, trim_whitespace=True)
         context = serializers.JSONField(required=False, allow_null=True)
-        budget_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32000)
-        max_full = serializers.IntegerField(required=False, min_value=0, max_value=20)
+        budget_tokens = StrictIntegerField(required=False, min_value=50, max_value=32000)
+        max_full = StrictIntegerField(required=False, min_value=0, max_value=20)
         session_key = serializers.CharField(required=False, max_length=100)
         # ontology routing (docs/ontology.md): skills override the caller's profile for this call
         skills = serializers.ListField(child=serializers.CharField(max_length=64), max_length=50, required=False)

@@ -9,7 +9,7 @@ from rest_framework.views import APIView
 from accounts.permissions import HasTenant
 from common.openapi import page_parameters, paginated
 from common.pagination import DefaultPagination
-from common.serializers import StrictSerializer
+from common.serializers import StrictCharField, StrictSerializer
 
 from . import selectors, services
 from .schema import AGENT_CONTEXT_SCHEMA
@@ -59,7 +59,7 @@ class AccessibleEntityListCreateApi(APIView):
 
     class InputSerializer(StrictSerializer):
         entityType = serializers.RegexField(r"^[A-Za-z][A-Za-z0-9_.-]*$", max_length=100)
-        entityId = serializers.CharField(max_length=200, trim_whitespace=True)
+        entityId = StrictCharField(max_length=200, trim_whitespace=True)
 
     @extend_schema(
         summary="Entities of the caller's tenant that contexts may name (paginated)",
