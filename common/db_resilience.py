@@ -45,6 +45,12 @@ def _discard_broken_connections() -> None:
             conn.close()
 
 
+def _view_is_retry_safe(request) -> bool:
+    """A POST that only reads (``database_retry_safe = True`` on the view) may run again too."""
+    func = getattr(getattr(request, "resolver_match", None), "func", None)
+    return bool(getattr(getattr(func, "view_class", None), "database_retry_safe", False))
+
+
 class DatabaseRetryMiddleware:
     def __init__(self, get_response):
         self.get_response = get_response
@@ -53,7 +59,7 @@ class DatabaseRetryMiddleware:
         response = self.get_response(request)
         if getattr(response, "database_unavailable", False):
             _discard_broken_connections()
-            if request.method in IDEMPOTENT_METHODS:
+            if request.method in IDEMPOTENT_METHODS or _view_is_retry_safe(request):
                 logger.warning("db.unavailable action=retry method=%s", request.method)
                 response = self.get_response(request)
                 if getattr(response, "database_unavailable", False):

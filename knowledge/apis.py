@@ -85,6 +85,9 @@ class PackageDetailApi(APIView):
 class ContextApi(APIView):
     """What the agent would be told for a message: the knowledge router's delivery."""
 
+    # A POST that writes nothing to the database: run again after a dropped connection.
+    database_retry_safe = True
+
     class InputSerializer(StrictSerializer):
         message = serializers.CharField(max_length=4000, trim_whitespace=True)
         context = serializers.JSONField(required=False, allow_null=True)

@@ -90,3 +90,12 @@ def test_a_dropped_connection_in_the_admin_is_retried(client, curator):
         response = client.get("/admin/knowledge/package/")
     assert terminator.terminated == 1
     assert response.status_code == 200
+
+
+def test_a_read_only_post_is_retried_like_a_read(api_client, catalog):
+    # POST /context writes nothing to the database (database_retry_safe on the view).
+    terminator = Terminator(times=1)
+    with connection.execute_wrapper(terminator):
+        response = api_client.post("/api/v1/context", {"message": "qual o prazo de entrega?"}, format="json")
+    assert terminator.terminated == 1
+    assert response.status_code == 200, response.content
