@@ -339,6 +339,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 if CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] <= max(CELERY_TASK_TIME_LIMIT, CELERY_TASK_SOFT_TIME_LIMIT):
     # Below a task's limit, Redis would hand a still-running task to a second worker.
     raise ImproperlyConfigured("CELERY_VISIBILITY_TIMEOUT must exceed CELERY_TASK_TIME_LIMIT.")
+# /readyz: each dependency check (database, cache, broker) gets this long, run concurrently.
+READYZ_TIMEOUT_SECONDS = env.float("READYZ_TIMEOUT_SECONDS", default=2.0)
 # Optional bearer token for /metrics (empty: open, for a scraper on a private network).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
 

@@ -54,6 +54,12 @@ def test_check_deploy_names_what_is_missing_without_https():
         assert warning in completed.stderr, completed.stderr
 
 
+def test_check_deploy_requires_a_metrics_token():
+    completed = _deploy_check(METRICS_TOKEN="")
+    assert completed.returncode != 0
+    assert "contexto.W001" in completed.stderr
+
+
 def test_health_probes_are_not_redirected_to_https(client, settings):
     settings.SECURE_SSL_REDIRECT = True
     assert client.get("/healthz").status_code == 200
