@@ -11,7 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from .search import fold
+from common.text import fold
+
 from .text import mentions, normalize
 
 CLASS_CUES: dict[str, list[tuple[str, float]]] = {
