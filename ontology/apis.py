@@ -109,7 +109,10 @@ class SkillListApi(APIView):
     @extend_schema(
         summary="Active skills (paginated)",
         parameters=page_parameters(),
-        responses={200: paginated(OutputSerializer, "PaginatedSkillList"), 404: OpenApiResponse(description="Invalid page")},
+        responses={
+            200: paginated(OutputSerializer, "PaginatedSkillList"),
+            404: OpenApiResponse(description="Invalid page"),
+        },
     )
     def get(self, request):
         paginator = DefaultPagination()

@@ -126,7 +126,9 @@ CACHE_OPTIONS = {
     "retry_seconds": env.float("CACHE_RETRY_SECONDS", default=5.0),
 }
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "common.cache.FailOpenRedisCache", "LOCATION": REDIS_URL, "OPTIONS": CACHE_OPTIONS}}
+    CACHES = {
+        "default": {"BACKEND": "common.cache.FailOpenRedisCache", "LOCATION": REDIS_URL, "OPTIONS": CACHE_OPTIONS}
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 

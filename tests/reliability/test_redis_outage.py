@@ -62,7 +62,10 @@ def test_cache_goes_back_to_redis_after_the_retry_window(settings, caplog):
     time.sleep(0.25)
     assert cache.get("k") == "redis"  # back on Redis
     messages = [r.getMessage() for r in caplog.records]
-    assert messages == ["cache.redis_unavailable error=ConnectionError fallback=local retry_s=0.2", "cache.redis_recovered"]
+    assert messages == [
+        "cache.redis_unavailable error=ConnectionError fallback=local retry_s=0.2",
+        "cache.redis_recovered",
+    ]
     cache.delete("k")
 
 
