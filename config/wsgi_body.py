@@ -20,10 +20,8 @@ logger = logging.getLogger(__name__)
 
 def _error(start_response, status: str, code: str, message: str, details: dict | None = None):
     body = json.dumps({"error": {"code": code, "message": message, "details": details or {}}}).encode()
-    start_response(
-        status,
-        [("Content-Type", "application/json"), ("Content-Length", str(len(body))), ("Connection", "close")],
-    )
+    # No "Connection: close": a hop-by-hop header is the server's to set (wsgiref refuses it).
+    start_response(status, [("Content-Type", "application/json"), ("Content-Length", str(len(body)))])
     return [body]
 
 

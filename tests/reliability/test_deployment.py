@@ -47,17 +47,11 @@ def test_check_deploy_is_clean_with_https_declared():
     assert "System check identified no issues" in completed.stdout
 
 
-def test_check_deploy_names_what_is_missing_without_https():
-    completed = _deploy_check(HTTPS="false")
+def test_check_deploy_names_what_is_missing_without_https_or_a_metrics_token():
+    completed = _deploy_check(HTTPS="false", METRICS_TOKEN="")
     assert completed.returncode != 0
-    for warning in ("security.W004", "security.W008", "security.W012", "security.W016"):
+    for warning in ("security.W004", "security.W008", "security.W012", "security.W016", "contexto.W001"):
         assert warning in completed.stderr, completed.stderr
-
-
-def test_check_deploy_requires_a_metrics_token():
-    completed = _deploy_check(METRICS_TOKEN="")
-    assert completed.returncode != 0
-    assert "contexto.W001" in completed.stderr
 
 
 def test_health_probes_are_not_redirected_to_https(client, settings):

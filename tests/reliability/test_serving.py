@@ -196,6 +196,9 @@ def test_a_server_that_cannot_dechunk_answers_411():
     captured = {}
 
     def start_response(status, headers):
+        from wsgiref.util import is_hop_by_hop
+
+        assert not any(is_hop_by_hop(name) for name, _ in headers)  # runserver (wsgiref) refuses them
         captured["status"] = status
 
     environ = {"HTTP_TRANSFER_ENCODING": "chunked", "wsgi.input": io.BytesIO(b"5\r\nhello\r\n0\r\n\r\n")}
