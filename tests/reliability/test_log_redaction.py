@@ -17,9 +17,7 @@ NAME = "Ana Souza"
 @pytest.fixture
 def console():
     """The configured console handler (LOGGING), writing into a buffer for the test."""
-    handler = next(
-        h for h in logging.getLogger().handlers if any(isinstance(f, RedactingFilter) for f in h.filters)
-    )
+    handler = next(h for h in logging.getLogger().handlers if any(isinstance(f, RedactingFilter) for f in h.filters))
     buffer = io.StringIO()
     previous = handler.setStream(buffer)
     yield buffer
@@ -41,9 +39,7 @@ def unfiltered():
 def test_a_driver_error_quoting_the_failing_row_logs_no_cpf(api_client, console, unfiltered):
     # A constraint the code does not know about: PostgreSQL's error quotes the whole failing row.
     with connection.cursor() as cursor:
-        cursor.execute(
-            "ALTER TABLE explanations_result ADD CONSTRAINT reliab_probe CHECK (verdict NOT LIKE '%%-09%%')"
-        )
+        cursor.execute("ALTER TABLE explanations_result ADD CONSTRAINT reliab_probe CHECK (verdict NOT LIKE '%%-09%%')")
     response = api_client.post(
         "/api/v1/results", {"result_id": "r-1", "verdict": f"{NAME}, CPF {CPF}, aprovado"}, format="json"
     )
