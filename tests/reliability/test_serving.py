@@ -105,7 +105,7 @@ def test_two_idle_sockets_do_not_block_healthz(gunicorn_server):
         time.sleep(0.3)  # let the worker pick them up
         started = time.monotonic()
         assert _get(gunicorn_server, "/healthz", timeout=5)[0] == 200
-        assert time.monotonic() - started < 1.0
+        assert time.monotonic() - started < 2.0
     finally:
         for sock in stalled:
             sock.close()
@@ -119,7 +119,7 @@ def test_many_more_stalled_clients_than_threads_do_not_block_healthz(gunicorn_se
         for _ in range(3):
             started = time.monotonic()
             assert _get(gunicorn_server, "/healthz", timeout=10)[0] == 200
-            assert time.monotonic() - started < 1.0
+            assert time.monotonic() - started < 2.0
         # The server drops the stalled connections itself after the read timeout.
         for sock in stalled:
             sock.settimeout(READ_TIMEOUT + 3)
@@ -164,6 +164,8 @@ def test_a_body_shorter_than_its_content_length_is_answered_408(gunicorn_server)
         )
         started = time.monotonic()
         answer = sock.recv(4096)
+        while not answer.endswith(b"}") and (chunk := sock.recv(4096)):  # head and body may arrive apart
+            answer += chunk
         assert answer.startswith(b"HTTP/1.1 408"), answer[:200]
         assert b'"code": "REQUEST_TIMEOUT"' in answer
         assert time.monotonic() - started < READ_TIMEOUT + 2.0
