@@ -7,7 +7,7 @@ from common.openapi import page_parameters
 from common.pagination import DefaultPagination
 from knowledge.catalog import get_active_catalog
 from knowledge.exceptions import PackageNotFoundError
-from knowledge.feedback import fetch_feedback_record_for_session
+from knowledge.routing_service import fetch_feedback_record_for_session
 
 
 class PackageListApi(APIView):
