@@ -7,6 +7,7 @@ from rest_framework.views import APIView
 
 from actions.selectors import action_get, capability_list
 from actions.services import action_confirm, action_payload, action_report
+from common.openapi import page_parameters, paginated
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 
@@ -63,7 +64,8 @@ ERRORS_404 = OpenApiResponse(description="ACTION_NOT_FOUND (also another tenant'
 class CapabilityListApi(APIView):
     @extend_schema(
         summary="The active capabilities: what the agent may do, on which semantic ids, under which rules",
-        responses={200: CapabilityOutputSerializer(many=True)},
+        parameters=page_parameters(),
+        responses={200: paginated(CapabilityOutputSerializer, "PaginatedCapabilityList")},
     )
     def get(self, request):
         paginator = DefaultPagination()

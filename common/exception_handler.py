@@ -6,6 +6,7 @@ from typing import Any
 from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.db import InterfaceError, OperationalError
 from django.http import Http404
 from rest_framework import exceptions, status
 from rest_framework.response import Response
@@ -43,6 +44,13 @@ def _message_from_detail(detail: Any) -> str:
 
 
 def api_exception_handler(exc: Exception, context: dict[str, Any]) -> Response | None:
+    if isinstance(exc, (OperationalError, InterfaceError)):
+        # A dropped or refused connection: DatabaseRetryMiddleware retries idempotent requests.
+        from common.db_resilience import DatabaseUnavailableError, mark_unavailable
+
+        error = DatabaseUnavailableError()
+        logger.warning("api.database_unavailable error=%s", type(exc).__name__)
+        return mark_unavailable(Response(error_body(error.code, error.message), status=error.status_code))
     if isinstance(exc, ApplicationError):
         return Response(error_body(exc.code, exc.message, exc.details), status=exc.status_code)
     if isinstance(exc, RequestDataTooBig):

@@ -3,6 +3,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.openapi import page_parameters, paginated
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 from conversations.exceptions import InvalidIdempotencyKeyError
@@ -90,6 +91,9 @@ class SessionDetailApi(APIView):
 class SessionMessagesApi(APIView):
     """GET lists the session's messages; POST sends one and runs the agent turn."""
 
+    # The context engine checks every context field itself (NUL, lone surrogates) and names it.
+    json_guard_delegated_keys = frozenset({"context"})
+
     class InputSerializer(StrictSerializer):
         message = StrictCharField(max_length=MAX_MESSAGE_CHARS, trim_whitespace=True)
         # The UI AgentContext (camelCase JSON); validated by the context engine.
@@ -164,7 +168,11 @@ class SessionMessagesApi(APIView):
 
     @extend_schema(
         summary="The session's messages, oldest first (paginated)",
-        responses={200: MessageOutputSerializer(many=True), 404: OpenApiResponse(description="SESSION_NOT_FOUND")},
+        parameters=page_parameters(),
+        responses={
+            200: paginated(MessageOutputSerializer, "PaginatedMessageList"),
+            404: OpenApiResponse(description="SESSION_NOT_FOUND, or an invalid page"),
+        },
     )
     def get(self, request, session_id: int):
         session = session_get(tenant=request.tenant, session_id=session_id)

@@ -9,7 +9,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.serializers import StrictSerializer
+from common.serializers import StrictIntegerField, StrictSerializer
 from knowledge.routing_service import route_context
 from knowledge.semantic_context import validate_semantic_context
 from ontology.services import ontology_for_caller
@@ -18,11 +18,14 @@ from ontology.services import ontology_for_caller
 class ContextApi(APIView):
     """What the agent would be told for a message: the knowledge router's delivery, and the ontology's route."""
 
+    # A POST that writes nothing to the database: run again after a dropped connection.
+    database_retry_safe = True
+
     class InputSerializer(StrictSerializer):
         message = serializers.CharField(max_length=4000, trim_whitespace=True)
         context = serializers.JSONField(required=False, allow_null=True)
-        budget_tokens = serializers.IntegerField(required=False, min_value=50, max_value=32000)
-        max_full = serializers.IntegerField(required=False, min_value=0, max_value=20)
+        budget_tokens = StrictIntegerField(required=False, min_value=50, max_value=32000)
+        max_full = StrictIntegerField(required=False, min_value=0, max_value=20)
         session_key = serializers.CharField(required=False, max_length=100)
         # ontology routing (docs/ontology.md): skills override the caller's profile for this call
         skills = serializers.ListField(child=serializers.CharField(max_length=64), max_length=50, required=False)

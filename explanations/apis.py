@@ -3,7 +3,7 @@ from rest_framework import serializers, status
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
-from common.serializers import StrictSerializer
+from common.serializers import StrictDecimalField, StrictSerializer
 from explanations.models import ExplanationOutcome, Result
 from explanations.numbers.check import ROUNDING_RULES
 from explanations.prompts import PERIOD_RE, UNIT_KINDS
@@ -26,12 +26,12 @@ class _RuleSerializer(StrictSerializer):
                 number.is_valid(raise_exception=True)
                 cleaned.append(dict(number.validated_data))
             else:
-                cleaned.append(serializers.DecimalField(**_DECIMAL).to_internal_value(item))
+                cleaned.append(StrictDecimalField(**_DECIMAL).to_internal_value(item))
         return cleaned
 
 
 class _RuleNumberSerializer(StrictSerializer):
-    value = serializers.DecimalField(**_DECIMAL)
+    value = StrictDecimalField(**_DECIMAL)
     kind = serializers.ChoiceField(choices=UNIT_KINDS, default="number")
 
 
@@ -49,12 +49,12 @@ class ResultCreateApi(APIView):
     class InputSerializer(StrictSerializer):
         result_id = serializers.RegexField(r"^[A-Za-z0-9][A-Za-z0-9._:-]*$", max_length=128)
         verdict = serializers.CharField(max_length=500)
-        totals = serializers.DictField(child=serializers.DecimalField(**_DECIMAL), required=False, default=dict)
+        totals = serializers.DictField(child=StrictDecimalField(**_DECIMAL), required=False, default=dict)
         breakdowns = serializers.DictField(
-            child=serializers.DictField(child=serializers.DecimalField(**_DECIMAL)), required=False, default=dict
+            child=serializers.DictField(child=StrictDecimalField(**_DECIMAL)), required=False, default=dict
         )
-        budget = serializers.DecimalField(**_DECIMAL, required=False, allow_null=True, default=None)
-        target = serializers.DecimalField(**_DECIMAL, required=False, allow_null=True, default=None)
+        budget = StrictDecimalField(**_DECIMAL, required=False, allow_null=True, default=None)
+        target = StrictDecimalField(**_DECIMAL, required=False, allow_null=True, default=None)
         period = serializers.RegexField(PERIOD_RE, required=False, allow_blank=True, default="")
         rule = _RuleSerializer(required=False)
         units = serializers.DictField(child=serializers.ChoiceField(choices=UNIT_KINDS), required=False, default=dict)

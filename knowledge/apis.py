@@ -3,6 +3,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.openapi import page_parameters
 from common.pagination import DefaultPagination
 from knowledge.catalog import get_active_catalog
 from knowledge.exceptions import PackageNotFoundError
@@ -21,6 +22,8 @@ class PackageListApi(APIView):
 
     @extend_schema(
         summary="The active catalog",
+        operation_id="v1_packages_list",
+        parameters=page_parameters(),
         responses=inline_serializer(
             "PackageListResponse",
             {

@@ -5,6 +5,7 @@ from rest_framework import serializers
 from rest_framework.response import Response
 from rest_framework.views import APIView
 
+from common.openapi import page_parameters, paginated
 from common.pagination import DefaultPagination
 from common.serializers import StrictSerializer
 from ontology.models import ProfileSkill, Tier
@@ -105,7 +106,14 @@ class SkillListApi(APIView):
         activation = serializers.JSONField()
         deactivation = serializers.JSONField()
 
-    @extend_schema(summary="Active skills", responses={200: OutputSerializer(many=True)})
+    @extend_schema(
+        summary="Active skills (paginated)",
+        parameters=page_parameters(),
+        responses={
+            200: paginated(OutputSerializer, "PaginatedSkillList"),
+            404: OpenApiResponse(description="Invalid page"),
+        },
+    )
     def get(self, request):
         paginator = DefaultPagination()
         page = paginator.paginate_queryset(skill_list(), request, view=self)

@@ -7,6 +7,7 @@ Every variable is listed in the README's configuration table.
 """
 
 import secrets
+from datetime import timedelta
 from pathlib import Path
 
 import environ
@@ -61,6 +62,7 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_celery_results",
     "django_celery_beat",
+    "axes",
     "common",
     "llm",
     "accounts",
@@ -77,6 +79,9 @@ MIDDLEWARE = [
     # Serves STATIC_ROOT (admin, contexto.js, the demo) under gunicorn too: nothing else does.
     "whitenoise.middleware.WhiteNoiseMiddleware",
     "common.middleware.ApiBodySizeLimitMiddleware",
+    "common.middleware.HostileInputMiddleware",
+    # Outside everything that queries (sessions, auth): a dropped connection there is retried too.
+    "common.db_resilience.DatabaseRetryMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.locale.LocaleMiddleware",
     "django.middleware.common.CommonMiddleware",
@@ -84,6 +89,8 @@ MIDDLEWARE = [
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    # Last, as django-axes asks: locks out repeated failed admin logins.
+    "axes.middleware.AxesMiddleware",
 ]
 
 ROOT_URLCONF = "config.urls"
@@ -116,8 +123,17 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
+# Redis down must not take the API down: the cache falls back to local memory for
+# CACHE_RETRY_SECONDS at a time (common/cache.py); short socket timeouts bound a hung Redis.
+CACHE_OPTIONS = {
+    "socket_connect_timeout": env.float("CACHE_SOCKET_TIMEOUT", default=0.5),
+    "socket_timeout": env.float("CACHE_SOCKET_TIMEOUT", default=0.5),
+    "retry_seconds": env.float("CACHE_RETRY_SECONDS", default=5.0),
+}
 if REDIS_URL:
-    CACHES = {"default": {"BACKEND": "django.core.cache.backends.redis.RedisCache", "LOCATION": REDIS_URL}}
+    CACHES = {
+        "default": {"BACKEND": "common.cache.FailOpenRedisCache", "LOCATION": REDIS_URL, "OPTIONS": CACHE_OPTIONS}
+    }
 else:
     CACHES = {"default": {"BACKEND": "django.core.cache.backends.locmem.LocMemCache"}}
 
@@ -133,6 +149,13 @@ CELERY_TASK_SERIALIZER = "json"
 CELERY_RESULT_SERIALIZER = "json"
 CELERY_ACCEPT_CONTENT = ["json"]
 CELERY_TASK_TRACK_STARTED = True
+# One message reserved per worker process, acknowledged after the task ran: a killed worker
+# holds back at most the task it was running (redelivered after the visibility timeout);
+# everything else stays in the queue for the other workers instead of waiting out that timeout.
+# Every task is idempotent (a status guards it), so running one again after a lost worker is safe.
+CELERY_WORKER_PREFETCH_MULTIPLIER = 1
+CELERY_TASK_ACKS_LATE = True
+CELERY_TASK_REJECT_ON_WORKER_LOST = True
 # Global limits so a stuck LLM call can never pin a worker forever.
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=90)
@@ -150,6 +173,21 @@ AUTH_PASSWORD_VALIDATORS = [
 ]
 LOGIN_URL = "admin:login"
 
+# Admin login throttling (django-axes): after ADMIN_LOGIN_FAILURE_LIMIT failed passwords for one
+# username from one address, that pair is locked out for ADMIN_LOGIN_COOLOFF_MINUTES (429).
+# API tokens do not go through authenticate(), so this guards the password logins only.
+AUTHENTICATION_BACKENDS = [
+    "axes.backends.AxesStandaloneBackend",
+    "django.contrib.auth.backends.ModelBackend",
+]
+AXES_FAILURE_LIMIT = env.int("ADMIN_LOGIN_FAILURE_LIMIT", default=5)
+AXES_COOLOFF_TIME = timedelta(minutes=env.int("ADMIN_LOGIN_COOLOFF_MINUTES", default=15))
+AXES_LOCKOUT_PARAMETERS = [["username", "ip_address"]]
+AXES_RESET_ON_SUCCESS = True
+# Behind a reverse proxy, the number of proxies whose X-Forwarded-For entries to trust.
+AXES_IPWARE_PROXY_COUNT = env.int("AXES_PROXY_COUNT", default=0) or None
+AXES_VERBOSE = False
+
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
@@ -159,13 +197,15 @@ REST_FRAMEWORK = {
         "rest_framework.permissions.IsAuthenticated",
         "accounts.permissions.HasTenant",
     ],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    # Depth-limited, and refuses NUL / lone surrogates in any key or value (common/input_guard.py).
+    "DEFAULT_PARSER_CLASSES": ["common.parsers.GuardedJSONParser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "common.pagination.DefaultPagination",
     "PAGE_SIZE": 50,
     "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": env("API_THROTTLE_RATE", default="1200/min")},
-    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+    # Unique component names for nested Input/Output serializers (common/openapi.py).
+    "DEFAULT_SCHEMA_CLASS": "common.openapi.ContextoAutoSchema",
     "EXCEPTION_HANDLER": "common.exception_handler.api_exception_handler",
     "UNAUTHENTICATED_USER": "django.contrib.auth.models.AnonymousUser",
 }
@@ -184,6 +224,11 @@ SPECTACULAR_SETTINGS = {
     "REDOC_DIST": "SIDECAR",
     # A named enum: a generic "ReasonEnum" would collide with any other app's "reason" choices.
     "ENUM_NAME_OVERRIDES": {"HandoffReasonEnum": "conversations.models.HandoffReason"},
+    # Every operation documents the error statuses it can answer, in the JSON error shape.
+    "POSTPROCESSING_HOOKS": [
+        "drf_spectacular.hooks.postprocess_schema_enums",
+        "common.openapi.add_error_responses",
+    ],
 }
 
 # Request bodies above this size on /api/ get a 413 before any parsing.
@@ -299,8 +344,31 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "socket_connect_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
     "socket_timeout": env.float("CELERY_BROKER_SOCKET_TIMEOUT", default=5.0),
 }
+if CELERY_BROKER_TRANSPORT_OPTIONS["visibility_timeout"] <= max(CELERY_TASK_TIME_LIMIT, CELERY_TASK_SOFT_TIME_LIMIT):
+    # Below a task's limit, Redis would hand a still-running task to a second worker.
+    raise ImproperlyConfigured("CELERY_VISIBILITY_TIMEOUT must exceed CELERY_TASK_TIME_LIMIT.")
+# /readyz: each dependency check (database, cache, broker) gets this long, run concurrently.
+READYZ_TIMEOUT_SECONDS = env.float("READYZ_TIMEOUT_SECONDS", default=2.0)
 # Optional bearer token for /metrics (empty: open, for a scraper on a private network).
 METRICS_TOKEN = env("METRICS_TOKEN", default="")
+
+# --- HTTPS (check --deploy) -------------------------------------------------------
+
+# HTTPS=true declares that the site is served over HTTPS (usually behind a TLS-terminating
+# proxy): redirect plain HTTP, send HSTS, mark cookies secure. Each can be set on its own.
+HTTPS = env.bool("HTTPS", default=False)
+SECURE_SSL_REDIRECT = env.bool("SECURE_SSL_REDIRECT", default=HTTPS)
+# Probes and the scraper talk plain HTTP to the process from inside the network.
+SECURE_REDIRECT_EXEMPT = [r"^healthz$", r"^readyz$", r"^metrics$"]
+SECURE_HSTS_SECONDS = env.int("SECURE_HSTS_SECONDS", default=31_536_000 if HTTPS else 0)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("SECURE_HSTS_INCLUDE_SUBDOMAINS", default=HTTPS)
+SECURE_HSTS_PRELOAD = env.bool("SECURE_HSTS_PRELOAD", default=HTTPS)
+SESSION_COOKIE_SECURE = env.bool("SESSION_COOKIE_SECURE", default=HTTPS)
+CSRF_COOKIE_SECURE = env.bool("CSRF_COOKIE_SECURE", default=HTTPS)
+# The proxy's header saying the client used HTTPS (e.g. "HTTP_X_FORWARDED_PROTO"); trust it only
+# when that proxy always sets it, or clients could claim HTTPS.
+_proxy_ssl_header = env("SECURE_PROXY_SSL_HEADER", default="")
+SECURE_PROXY_SSL_HEADER = (_proxy_ssl_header, "https") if _proxy_ssl_header else None
 
 # --- I18N, static ---------------------------------------------------------------
 
@@ -321,7 +389,13 @@ LOGGING = {
     "version": 1,
     "disable_existing_loggers": False,
     "formatters": {"plain": {"format": "%(asctime)s %(levelname)s %(name)s %(message)s"}},
-    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain"}},
+    # Exception messages and SQL parameters carry user data (a driver error quotes the failing row).
+    "filters": {"redact": {"()": "common.log_redaction.RedactingFilter"}},
+    "handlers": {"console": {"class": "logging.StreamHandler", "formatter": "plain", "filters": ["redact"]}},
     "root": {"handlers": ["console"], "level": LOG_LEVEL},
-    "loggers": {"django.db.backends": {"level": "WARNING"}},
+    "loggers": {
+        "django.db.backends": {"level": "WARNING"},
+        # django-axes names the username and client address on every login attempt.
+        "axes": {"level": "ERROR"},
+    },
 }

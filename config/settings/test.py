@@ -25,9 +25,10 @@ if not TEST_REDIS_URL.startswith(("redis://", "rediss://")):
 REDIS_URL = TEST_REDIS_URL
 CACHES = {
     "default": {
-        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "BACKEND": "common.cache.FailOpenRedisCache",
         "LOCATION": TEST_REDIS_URL,
         "KEY_PREFIX": "contexto-test",
+        "OPTIONS": CACHE_OPTIONS,  # noqa: F405
     }
 }
 # Tests enqueue eagerly unless they start a real worker (see tests that use celery_worker).

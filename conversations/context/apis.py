@@ -7,8 +7,9 @@ from rest_framework.response import Response
 from rest_framework.views import APIView
 
 from accounts.permissions import HasTenant
+from common.openapi import page_parameters, paginated
 from common.pagination import DefaultPagination
-from common.serializers import StrictSerializer
+from common.serializers import StrictCharField, StrictSerializer
 
 from . import selectors, services
 from .schema import AGENT_CONTEXT_SCHEMA
@@ -58,12 +59,19 @@ class AccessibleEntityListCreateApi(APIView):
 
     class InputSerializer(StrictSerializer):
         entityType = serializers.RegexField(r"^[A-Za-z][A-Za-z0-9_.-]*$", max_length=100)
-        entityId = serializers.CharField(max_length=200, trim_whitespace=True)
+        entityId = StrictCharField(max_length=200, trim_whitespace=True)
 
     @extend_schema(
         summary="Entities of the caller's tenant that contexts may name (paginated)",
-        parameters=[OpenApiParameter("entityType", str, required=False, description="Filter by type.")],
-        responses={200: AccessibleEntityOutputSerializer(many=True)},
+        operation_id="v1_accessible_entities_list",
+        parameters=[
+            OpenApiParameter("entityType", str, required=False, description="Filter by type."),
+            *page_parameters(),
+        ],
+        responses={
+            200: paginated(AccessibleEntityOutputSerializer, "PaginatedAccessibleEntityList"),
+            404: OpenApiResponse(description="Invalid page"),
+        },
     )
     def get(self, request):
         entity_type = request.query_params.get("entityType") or None

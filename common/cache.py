@@ -1,0 +1,115 @@
+"""A Redis cache that fails open: when Redis is unreachable, this process uses local memory.
+
+DRF's throttle counters, the router's query cache and fetch feedback all live in
+the default cache. With a plain RedisCache one Redis outage made every
+authenticated endpoint answer 500. Here a Redis error opens a short circuit:
+for ``retry_seconds`` this process serves the cache from its own local memory
+(throttling becomes per process, cached routes are recomputed, feedback
+versions are local), logs one line when it opens and one when Redis is back,
+and then tries Redis again. Socket timeouts bound every call, so a hung Redis
+costs one request at most ``socket_timeout`` per window, not a worker.
+"""
+
+import logging
+import threading
+import time
+
+from django.core.cache.backends.locmem import LocMemCache
+from django.core.cache.backends.redis import RedisCache
+from redis.exceptions import RedisError
+
+logger = logging.getLogger(__name__)
+
+_STATE_LOCK = threading.Lock()
+# Per process, per LOCATION: monotonic time until which Redis is skipped.
+_open_until: dict[str, float] = {}
+_fallbacks: dict[str, LocMemCache] = {}
+
+_GUARDED = (
+    "add",
+    "get",
+    "set",
+    "touch",
+    "delete",
+    "get_many",
+    "has_key",
+    "incr",
+    "set_many",
+    "delete_many",
+    "clear",
+)
+
+
+class FailOpenRedisCache(RedisCache):
+    def __init__(self, server, params):
+        params = dict(params)
+        options = dict(params.get("OPTIONS") or {})
+        self.retry_seconds = float(options.pop("retry_seconds", 5.0))
+        options.setdefault("socket_connect_timeout", 0.5)
+        options.setdefault("socket_timeout", 1.0)
+        params["OPTIONS"] = options
+        super().__init__(server, params)
+        self._location = server if isinstance(server, str) else ",".join(server)
+        with _STATE_LOCK:
+            if self._location not in _fallbacks:
+                _fallbacks[self._location] = LocMemCache(
+                    f"fail-open:{self._location}", {"OPTIONS": {"MAX_ENTRIES": 10_000}}
+                )
+        self._fallback = _fallbacks[self._location]
+        # The fallback must build keys exactly as this cache does (prefix, version).
+        self._fallback.key_prefix = self.key_prefix
+        self._fallback.version = self.version
+        self._fallback.key_func = self.key_func
+
+    @property
+    def redis_available(self) -> bool:
+        return _open_until.get(self._location, 0.0) <= time.monotonic()
+
+    def _call(self, name, *args, **kwargs):
+        if self.redis_available:
+            try:
+                result = getattr(super(), name)(*args, **kwargs)
+            except RedisError as exc:
+                self._open(exc)
+            else:
+                if self._location in _open_until:
+                    with _STATE_LOCK:
+                        if _open_until.pop(self._location, None) is not None:
+                            logger.warning("cache.redis_recovered")
+                return result
+        return getattr(self._fallback, name)(*args, **kwargs)
+
+    def _open(self, exc: Exception) -> None:
+        with _STATE_LOCK:
+            first = self._location not in _open_until
+            _open_until[self._location] = time.monotonic() + self.retry_seconds
+        if first:
+            logger.warning(
+                "cache.redis_unavailable error=%s fallback=local retry_s=%.1f",
+                type(exc).__name__,
+                self.retry_seconds,
+            )
+
+    def ping(self) -> None:
+        """Raise unless Redis answers now (readiness probe; ignores the circuit)."""
+        self._cache.get_client(write=False).ping()
+
+
+def _guarded(name):
+    def method(self, *args, **kwargs):
+        return self._call(name, *args, **kwargs)
+
+    method.__name__ = name
+    return method
+
+
+for _name in _GUARDED:
+    setattr(FailOpenRedisCache, _name, _guarded(_name))
+
+
+def reset_circuits() -> None:
+    """Forget open circuits and local fallbacks (tests)."""
+    with _STATE_LOCK:
+        _open_until.clear()
+        for fallback in _fallbacks.values():
+            fallback.clear()
