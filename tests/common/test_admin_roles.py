@@ -101,6 +101,10 @@ NOBODY = {
     "mcp_server.mcpsession": {A, C},
     "actions.action": {A, C, D},
     "actions.actionaudit": {A, C, D},
+    # django-axes records login failures itself; its admin only reads (and clears) them
+    "axes.accessattempt": {A},
+    "axes.accesslog": {A},
+    "axes.accessfailurelog": {A},
 }
 
 
