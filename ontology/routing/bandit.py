@@ -1,14 +1,15 @@
 """Thompson sampling over RAG strategies per query pattern (the seed's learned policy).
 
-Each strategy of a route is an arm. Its prior is the deterministic weight the route would
-use without learning (the pattern's matrix row shifted by the active skills' biases):
-``Beta(c·w, c·(1 − w))`` with ``c`` the prior strength, so the prior mean *is* the
-deterministic weight. Feedback on a reply credits the strategies by the share of the
-delivered chunks each brought (up → successes, down → failures). A route samples one θ
-per strategy from its posterior ``Beta(c·w + S, c·(1 − w) + F)``, normalizes, and keeps
-every weight within the curator's bounds (``w ± max_shift``; an excluded strategy stays
-at zero). Without any feedback for the pattern the weights are exactly the deterministic
-ones: the learned policy starts where Phase 0 is.
+Each strategy of a route is an arm with a success rate θ (how often replies it brought
+evidence to were rated up), prior ``Beta(c/2, c/2)`` with ``c`` the prior strength.
+Feedback on a reply credits the strategies by the share of the delivered chunks each
+brought (up → successes, down → failures). A route samples θ per strategy from its
+posterior ``Beta(c/2 + S, c/2 + F)`` and weighs it against the deterministic weight the
+route would use without learning (the pattern's matrix row shifted by the active skills'
+biases): ``w'(s) ∝ w(s) · θ(s) / 0.5``, kept within the curator's bounds (``w ± max_shift``,
+an excluded strategy stays at zero). The deterministic distribution is the prior: equal
+rates leave it as it is, and without any feedback for the pattern the weights are exactly
+the deterministic ones, so the learned policy starts where Phase 0 is.
 
 The random generator is seeded by the caller (tenant, policy version, pattern, message),
 so a route can be replayed: same message, same policy version → same weights.
@@ -22,6 +23,9 @@ from collections.abc import Mapping, Sequence
 import numpy as np
 
 ROUND = 4
+# each strategy's "success rate" starts neutral; the weights are the deterministic ones times
+# rate / NEUTRAL_RATE, so equal rates leave the deterministic weights as they are
+NEUTRAL_RATE = 0.5
 
 
 def route_seed(*parts: object) -> int:
@@ -38,23 +42,24 @@ def bounds_for(prior: Mapping[str, float], max_shift: float) -> dict[str, tuple[
 
 
 def project_bounded(raw: Mapping[str, float], bounds: Mapping[str, tuple[float, float]]) -> dict[str, float]:
-    """Weights summing to 1 with each inside its [lo, hi]: clamp, then share what is left
-    among the unclamped in proportion to their raw weight (water filling, bounded loop)."""
-    fixed: dict[str, float] = {}
-    free = dict(raw)
-    for _ in range(len(raw) + 1):
-        mass = 1.0 - sum(fixed.values())
-        total = sum(free.values())
-        scaled = {s: (mass * v / total if total > 0 else mass / max(len(free), 1)) for s, v in free.items()}
-        violated = {s: min(max(v, bounds[s][0]), bounds[s][1]) for s, v in scaled.items() if not bounds[s][0] <= v <= bounds[s][1]}
-        if not violated:
-            return {**fixed, **scaled}
-        fixed.update(violated)
-        for s in violated:
-            free.pop(s)
-        if not free:
-            break
-    return fixed
+    """The weights closest to `raw` (normalized) that sum to 1 with each inside its [lo, hi]:
+    ``w_s = clip(raw_s + τ, lo_s, hi_s)`` with the shift τ found by bisection (a bounded
+    loop). Feasible whenever the prior lies inside the bounds, which it does by construction."""
+    total = sum(raw.values())
+    norm = {s: (v / total if total > 0 else 1.0 / len(raw)) for s, v in raw.items()}
+
+    def mass(tau: float) -> float:
+        return sum(min(max(norm[s] + tau, bounds[s][0]), bounds[s][1]) for s in norm)
+
+    low, high = -2.0, 2.0
+    for _ in range(60):
+        mid = (low + high) / 2.0
+        if mass(mid) < 1.0:
+            low = mid
+        else:
+            high = mid
+    tau = (low + high) / 2.0
+    return {s: min(max(norm[s] + tau, bounds[s][0]), bounds[s][1]) for s in norm}
 
 
 def _ordered(weights: Mapping[str, float], canonical: str, order: Sequence[str]) -> dict[str, float]:
@@ -77,12 +82,12 @@ def thompson_weights(
     if not has_feedback(counts, arms):
         return dict(prior)
     rng = np.random.default_rng(seed)
-    theta = {}
+    raw = {}
     for s in arms:
-        w = prior[s]
         successes, failures = (counts or {}).get(s, (0.0, 0.0))
-        theta[s] = float(rng.beta(prior_strength * w + successes, prior_strength * (1.0 - w) + failures))
-    return _ordered(project_bounded(theta, bounds_for({s: prior[s] for s in arms}, max_shift)), canonical, order)
+        theta = float(rng.beta(prior_strength * NEUTRAL_RATE + successes, prior_strength * (1 - NEUTRAL_RATE) + failures))
+        raw[s] = prior[s] * theta / NEUTRAL_RATE
+    return _ordered(project_bounded(raw, bounds_for({s: prior[s] for s in arms}, max_shift)), canonical, order)
 
 
 def posterior_means(
@@ -95,7 +100,8 @@ def posterior_means(
     means = {}
     for s in arms:
         successes, failures = (counts or {}).get(s, (0.0, 0.0))
-        means[s] = (prior_strength * prior[s] + successes) / (prior_strength + successes + failures)
+        rate = (prior_strength * NEUTRAL_RATE + successes) / (prior_strength + successes + failures)
+        means[s] = prior[s] * rate / NEUTRAL_RATE
     bounded = project_bounded(means, bounds_for({s: prior[s] for s in arms}, max_shift))
     return {s: round(v, ROUND) for s, v in bounded.items()}
 
