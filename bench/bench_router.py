@@ -191,7 +191,7 @@ def run_one(impl: str, size: int, n_questions: int, queue) -> None:
     else:
         from rank_bm25 import BM25Okapi
 
-        from knowledge.retrieval.analysis import analyze
+        from common.text import analyze
 
         started = time.perf_counter()
         docs = [analyze(" ".join([e.package_id, e.title, e.summary, *e.keywords, e.body])) for e in entries]

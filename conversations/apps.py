@@ -36,8 +36,4 @@ class ConversationsConfig(AppConfig):
     name = "conversations"
 
     def ready(self):
-        from conversations import llm_settings
-
-        # Fail fast: a bad LLM_* setting stops the process at startup, not mid-turn.
-        llm_settings.llm_settings()
         post_migrate.connect(ensure_conversation_groups, sender=self, dispatch_uid="conversation_groups")

@@ -12,8 +12,9 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
-from conversations.llm import LLMConfigError
-from conversations.llm.config import PROVIDERS
+from llm import LLMConfigError
+from llm.config import PROVIDERS
+from llm.runtime import agent_llm_settings
 
 
 def _is_number(value) -> bool:
@@ -96,8 +97,6 @@ class Agent(models.Model):
         ]
         if problems:
             raise ValidationError({"settings": "; ".join(problems) + "."})
-        from conversations.llm_settings import agent_llm_settings  # avoid an import cycle at model load
-
         try:
             agent_llm_settings(self)
         except LLMConfigError as exc:

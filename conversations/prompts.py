@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from conversations.llm import CatalogItem, ChatMessage, KnowledgeItem, LLMRequest
+from llm import CatalogItem, ChatMessage, KnowledgeItem, LLMRequest
 
 REPLY_CONTRACT = """\
 ## How to reply

@@ -5,7 +5,7 @@ for anything that is the provider's fault (refused connection, timeout, HTTP
 error, malformed body, bad configuration). An empty string is a valid answer
 (the caller records it as `no_response`).
 
-It goes through the shared providers of `conversations.llm` with the global
+It goes through the shared providers of the `llm` app with the global
 `LLM_*` settings (no agent), the timeout replaced by the explanation's own
 and temperature 0: "openai" (any OpenAI-compatible endpoint) and "replay"
 (scripted demos). The "offline" provider answers agent turns, not
@@ -20,8 +20,8 @@ from dataclasses import replace
 
 from django.core.exceptions import ImproperlyConfigured
 
-from conversations.llm import ChatMessage, LLMRequest, ProviderUnavailable
-from conversations.llm_settings import llm_settings, provider_for_settings
+from llm import ChatMessage, LLMRequest, ProviderUnavailable
+from llm.runtime import llm_settings, provider_for_settings
 from explanations.prompts import listed_citable_texts
 
 __all__ = ["ProviderUnavailable", "model_name", "narrate"]

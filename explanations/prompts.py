@@ -8,11 +8,11 @@ model must cite it.
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
+from common.text import fold_lower
 from explanations.formatting import format_brl, format_month_year, format_number, format_percent
 from explanations.numbers import CODE, CURRENCY, NUMBER, PERCENT, PERIOD, CitableNumber, extract_numbers
 
@@ -28,8 +28,7 @@ def _name_key(name: str) -> str:
     accents and surrounding spaces ignored. A client listing "Matrícula"
     for a dimension sent as "matricula" means the same people, and a
     mismatch would leak their values into the prompt."""
-    decomposed = unicodedata.normalize("NFKD", str(name).strip().casefold())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
+    return fold_lower(str(name).strip())
 
 
 def _decimal(value) -> Decimal:

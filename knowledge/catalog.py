@@ -7,7 +7,7 @@ nothing changed; after any change, the next call in every process rebuilds.
 import threading
 from dataclasses import dataclass, field
 
-from knowledge.ids import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
+from common.identifiers import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
 from knowledge.models import Package
 from knowledge.selectors import catalog_version_get
 

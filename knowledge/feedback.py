@@ -20,7 +20,7 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from knowledge.models import FetchFeedback
-from knowledge.retrieval.analysis import query_key
+from common.text import query_key
 from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)

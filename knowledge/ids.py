@@ -4,39 +4,9 @@
 one key, so curators and agents can name a package the way they say it.
 """
 
-import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 
-PACKAGE_ID_PATTERN = r"^[A-Z][A-Z0-9_]{1,63}$"
-PACKAGE_ID_RE = re.compile(PACKAGE_ID_PATTERN)
-PROCEDURE_PREFIX = "::"
-_SEPARATORS_RE = re.compile(r"[\s\-./]+")
-_INVALID_RE = re.compile(r"[^A-Z0-9_]")
-_UNDERSCORES_RE = re.compile(r"_+")
-
-
-def fold_accents(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-def normalize_package_key(value: str) -> str:
-    """Upper-case, accent-free, separators as single underscores."""
-    key = fold_accents(value.strip()).upper()
-    key = _SEPARATORS_RE.sub("_", key)
-    key = _INVALID_RE.sub("", key)
-    return _UNDERSCORES_RE.sub("_", key).strip("_")
-
-
-def requested_package_key(requested: object) -> str:
-    """The normalized key of what an agent or user asked for ("::id" allowed); "" if nothing usable."""
-    if not isinstance(requested, str):
-        return ""
-    value = requested.strip()
-    if value.startswith(PROCEDURE_PREFIX):
-        value = value[len(PROCEDURE_PREFIX) :]
-    return normalize_package_key(value)
+from common.identifiers import normalize_package_key, requested_package_key
 
 
 def resolve_package_id(

@@ -5,7 +5,8 @@ import re
 import markdown as markdown_lib
 import nh3
 
-WIKILINK_RE = re.compile(r"\[\[\s*([A-Za-z0-9_][A-Za-z0-9_ .\-]*?)\s*\]\]")
+from common.identifiers import WIKILINK_RE, wikilink_targets
+
 _ALLOWED_TAGS = {
     "p", "br", "hr", "h1", "h2", "h3", "h4", "h5", "h6", "strong", "em", "code", "pre", "blockquote",
     "ul", "ol", "li", "table", "thead", "tbody", "tr", "th", "td", "a", "span",
@@ -13,13 +14,8 @@ _ALLOWED_TAGS = {
 
 
 def extract_wikilinks(body: str) -> list[str]:
-    """Targets of [[LINKS]] in order of first appearance, as written."""
-    seen: list[str] = []
-    for match in WIKILINK_RE.finditer(body or ""):
-        target = match.group(1).strip()
-        if target not in seen:
-            seen.append(target)
-    return seen
+    """Targets of [[LINKS]] in order of first appearance, as written (the router's grammar)."""
+    return wikilink_targets(body)
 
 
 def render_markdown(body: str, known_ids: set[str] | None = None) -> str:

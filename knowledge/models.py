@@ -5,7 +5,7 @@ from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
 
-from knowledge.ids import PACKAGE_ID_PATTERN
+from common.identifiers import PACKAGE_ID_PATTERN
 
 CONTENT_FIELDS = ("title", "summary", "kind", "strict", "aliases", "keywords", "semantic_ids", "source", "body")
 

@@ -10,10 +10,9 @@ from pathlib import Path
 
 import yaml
 
-from knowledge.ids import PACKAGE_ID_RE
+from common.identifiers import PACKAGE_ID_RE, SEMANTIC_ID_RE
 
 FRONT_MATTER_RE = re.compile(r"\A---\s*\n(?P<meta>.*?)\n---\s*\n?(?P<body>.*)\Z", re.DOTALL)
-SEMANTIC_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 KINDS = ("knowledge", "rule", "procedure")
 ALLOWED_KEYS = {"id", "title", "summary", "kind", "strict", "aliases", "keywords", "semantic_ids", "source"}
 

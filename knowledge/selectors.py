@@ -1,6 +1,6 @@
 from django.db.models import QuerySet
 
-from knowledge.ids import normalize_package_key
+from common.identifiers import normalize_package_key
 from knowledge.markdown import extract_wikilinks
 from knowledge.models import CatalogState, Package, PackageRevision
 

@@ -7,16 +7,15 @@ limit.
 """
 
 import json
-import re
 
 from rest_framework import serializers
 
 from common.exceptions import ApplicationError
+from common.identifiers import is_semantic_id
 from knowledge.router import SemanticContext
 
 CONTEXT_MAX_BYTES = 5120
 MAX_PARENTS = 20
-SEMANTIC_ID_RE = re.compile(r"^[A-Za-z][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$")
 
 
 class ContextTooLargeError(ApplicationError):
@@ -29,7 +28,7 @@ def _semantic_id(value, field: str) -> str:
     if not isinstance(value, str) or not value.strip():
         raise serializers.ValidationError({field: ["Must be a non-empty string."]})
     value = value.strip()
-    if len(value) > 200 or not SEMANTIC_ID_RE.match(value):
+    if not is_semantic_id(value):
         raise serializers.ValidationError(
             {field: ["Not a semantic ID (dotted identifiers, e.g. workPermit.validity)."]}
         )

@@ -15,7 +15,7 @@ from django.db import transaction
 from django.db.models import F, Max
 
 from knowledge.exceptions import InvalidPackageOperationError, PackageImportError, RevisionNotFoundError
-from knowledge.ids import PACKAGE_ID_RE, normalize_package_key
+from common.identifiers import PACKAGE_ID_RE, normalize_package_key
 from knowledge.models import (
     CONTENT_FIELDS,
     CatalogState,

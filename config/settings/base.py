@@ -59,6 +59,7 @@ INSTALLED_APPS = [
     "django_celery_results",
     "django_celery_beat",
     "common",
+    "llm",
     "accounts",
     "knowledge",
     "ontology",
@@ -261,7 +262,7 @@ CONTEXT_SENSITIVE_KEYS = env.list("CONTEXT_SENSITIVE_KEYS", default=[])
 CONTEXT_AUTHORIZER = env(
     "CONTEXT_AUTHORIZER", default="conversations.context.authorization.accessible_entity_authorizer"
 )
-# Scripted replies for LLM_PROVIDER=replay (demos, the seed's TC-99 replay); see conversations/llm/replay.py.
+# Scripted replies for LLM_PROVIDER=replay (demos, the seed's TC-99 replay); see llm/replay.py.
 LLM_REPLAY_FIXTURE = env("LLM_REPLAY_FIXTURE", default="")
 # Hard stop for any reply loop the enrichment budget does not catch (seed: 10 iterations per turn).
 MAX_AGENT_CALLS_PER_TURN = env.int("MAX_AGENT_CALLS_PER_TURN", default=10)

@@ -6,10 +6,12 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from common.text import fold_aligned
+
 from . import vocabulary as V
 from .redaction import contains_mask
 from .results import TARGET_ELEMENT, TARGET_PAGE, TARGET_RECORD, TARGET_TAB, PhraseMatch, Target
-from .view import ContextView, fold
+from .view import ContextView
 
 _WORD_RE = re.compile(r"[\w%]+")
 
@@ -25,7 +27,7 @@ def _capitalize(text: str) -> str:
 
 def _pt_article(title: str) -> str:
     """Article for a page title in "da Permissão de Trabalho" (heuristic on the first word)."""
-    first = fold(title.split()[0]) if title.split() else ""
+    first = fold_aligned(title.split()[0]) if title.split() else ""
     plural = first.endswith("s") and not first.endswith(("ss", "us", "is", "es")) or first.endswith("oes")
     stem = first[:-1] if plural and not first.endswith("oes") else first
     feminine = first.endswith("oes") or stem.endswith(("cao", "sao", "dade", "gem", "a", "ie", "ca", "tude"))
@@ -157,7 +159,7 @@ def rewrite(
                 ),
                 None,
             )
-            noun_phrase = V.POSITIONAL_NOUN_PHRASE.search(fold(message[:start]))
+            noun_phrase = V.POSITIONAL_NOUN_PHRASE.search(fold_aligned(message[:start]))
             if merged is not None:
                 start, case = merged.start, merged.deictic.case
             elif noun_phrase is not None:
@@ -180,7 +182,7 @@ def rewrite(
         stripped = message.rstrip()
         body = stripped.rstrip(".?!")
         tail = stripped[len(body) :] or "."
-        if is_bare(fold(message)):
+        if is_bare(fold_aligned(message)):
             return f"{body} {description}{tail}".strip()
         context_word = {"pt": "contexto", "en": "context", "es": "contexto"}[language]
         return f"{stripped} ({context_word}: {description})"

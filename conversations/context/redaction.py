@@ -17,10 +17,11 @@ from __future__ import annotations
 
 import functools
 import re
-import unicodedata
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
+
+from common.text import fold_lower
 
 MASK = "[REDACTED]"
 
@@ -109,12 +110,6 @@ _WORD_SPLIT = re.compile(r"[^a-z0-9]+")
 _CAMEL = re.compile(r"(?<=[a-z0-9])(?=[A-Z])")
 
 
-def _fold(text: str) -> str:
-    """Lowercase without accents: ``Endereço`` → ``endereco``."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch)).lower()
-
-
 @dataclass(frozen=True)
 class Redactor:
     sensitive_keys: frozenset[str]
@@ -122,14 +117,14 @@ class Redactor:
 
     @classmethod
     def from_keys(cls, keys: Iterable[str] = DEFAULT_SENSITIVE_KEYS) -> "Redactor":
-        return cls(frozenset(_fold(k).replace("-", "").replace("_", "") for k in keys))
+        return cls(frozenset(fold_lower(k).replace("-", "").replace("_", "") for k in keys))
 
     def is_sensitive_key(self, key: str) -> bool:
         """``cpf``, ``userEmail``, ``e-mail``, ``Endereço residencial`` → True."""
         cached = self._cache.get(key)
         if cached is not None:
             return cached
-        folded = _fold(_CAMEL.sub("_", key))
+        folded = fold_lower(_CAMEL.sub("_", key))
         words = [w for w in _WORD_SPLIT.split(folded) if w]
         joined = "".join(words)
         result = joined in self.sensitive_keys or any(w in self.sensitive_keys for w in words)

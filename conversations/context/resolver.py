@@ -13,6 +13,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from common.text import fold_aligned, guess_language
+
 from . import vocabulary as V
 from .phrasing import element_phrase, is_bare, record_name, rewrite
 from .results import (
@@ -36,7 +38,7 @@ from .results import (
     SemanticInfo,
     Target,
 )
-from .view import ContextView, dotted_parents, fold, parent_chain
+from .view import ContextView, parent_chain
 
 # Re-exported: the prompt builder, selectors and tests import these from here.
 __all__ = [
@@ -45,7 +47,6 @@ __all__ = [
     "Resolution",
     "SemanticInfo",
     "detect_record_change",
-    "dotted_parents",
     "parent_chain",
     "record_name",
     "resolve",
@@ -84,14 +85,7 @@ def detect_language(folded: str, deictic_languages: list[str], locale: str | Non
                 scores[lang] += 2
             elif word in V.LANGUAGE_WORDS[lang]:
                 scores[lang] += 1
-    best = max(scores.values())
-    leaders = [lang for lang, score in scores.items() if score == best]
-    if len(leaders) == 1 and best > 0:
-        return leaders[0]
-    hint = (locale or "").lower()[:2]
-    if hint in leaders or (best == 0 and hint in scores):
-        return hint
-    return default if default in leaders or best == 0 else leaders[0]
+    return guess_language(scores, hint=locale, default=default)
 
 
 # --------------------------------------------------------------------------- resolution
@@ -119,7 +113,7 @@ def _find_named(folded: str, view: ContextView, taken: list[tuple[int, int]]) ->
     for sid in list(view.elements) + (view.visible_ids or []):
         element = view.element(sid)
         if element.label and len(element.label) >= 3 and element.type not in ("page",):
-            key = fold(element.label).strip()
+            key = fold_aligned(element.label).strip()
             bucket = by_label.setdefault(key, [])
             if all(e.semantic_id != element.semantic_id for e in bucket):
                 bucket.append(element)
@@ -190,7 +184,7 @@ def _asks_about_value(folded: str, target: Target | None) -> bool:
     if any(phrase in folded for phrase in V.VALUE_PHRASES):
         return True
     if target and target.label:
-        label = fold(target.label)
+        label = fold_aligned(target.label)
         for interrogative in V.VALUE_INTERROGATIVES:
             idx = folded.find(interrogative)
             if idx != -1 and label in folded[idx:]:
@@ -227,7 +221,7 @@ def resolve(
 ) -> Resolution:
     """Bind the message's references to the context; see docs/context-engine.md."""
     view = ContextView(context, registry)
-    folded = fold(message)
+    folded = fold_aligned(message)
     deictics = _find_deictics(folded)
     named = _find_named(folded, view, [(m.start, m.end) for m in deictics])
     locale = (context.get("user") or {}).get("locale")
@@ -264,8 +258,8 @@ def resolve(
     # 1. A field named in the message.
     if named_ok:
         named_ids = {m.element.semantic_id for m in named_ok}
-        first_label = fold(named_ok[0].element.label)
-        same_label = [m.element for m in named_ok if fold(m.element.label) == first_label]
+        first_label = fold_aligned(named_ok[0].element.label)
+        same_label = [m.element for m in named_ok if fold_aligned(m.element.label) == first_label]
         if V.FOCUS in kinds and focus_ok and focus.semantic_id not in named_ids:
             clarification = _clarify(language, action, "named_element_differs_from_focus", [focus, named_ok[0].element])
         elif len(same_label) > 1 and not (focus_ok and focus.semantic_id in named_ids):

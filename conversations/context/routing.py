@@ -14,13 +14,13 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from .view import dotted_parents
+from common.identifiers import semantic_id_parents
 
 
 def _parents(semantic_context: Mapping[str, Any]) -> list[str]:
     focus = semantic_context.get("focus")
     parents = [p for p in semantic_context.get("parent_ids") or () if p and p != focus]
-    for p in dotted_parents(focus) if focus else ():  # the router also climbs the dotted id
+    for p in semantic_id_parents(focus) if focus else ():  # the router also climbs the dotted id
         if p not in parents:
             parents.append(p)
     return parents

@@ -14,13 +14,12 @@ from typing import Any
 import fastjsonschema
 from jsonschema import Draft202012Validator
 
+from common.identifiers import SEMANTIC_ID_MAX_LENGTH, SEMANTIC_ID_PATTERN
+
 from .errors import ContextValidationError
 
 SCHEMA_ID = "https://contexto.local/schemas/agent-context.json"
 
-# Identifiers of UI elements: dotted segments (``workPermit.components.equipment``);
-# hyphens are allowed because the seed uses ``work-permit.components`` too.
-SEMANTIC_ID_PATTERN = r"^[A-Za-z0-9][A-Za-z0-9_-]*(\.[A-Za-z0-9_-]+)*$"
 
 ELEMENT_TYPES = (
     "page",
@@ -39,7 +38,7 @@ ENVIRONMENTS = ("production", "staging", "development")
 
 _SHORT = {"type": "string", "minLength": 1, "maxLength": 200}
 _LABEL = {"type": "string", "maxLength": 200}
-_SEMANTIC_ID = {"type": "string", "maxLength": 200, "pattern": SEMANTIC_ID_PATTERN}
+_SEMANTIC_ID = {"type": "string", "maxLength": SEMANTIC_ID_MAX_LENGTH, "pattern": SEMANTIC_ID_PATTERN}
 _SEMANTIC_IDS = {"type": "array", "items": {"$ref": "#/$defs/semanticId"}, "maxItems": 20}
 _SCALAR = {"type": ["string", "number", "boolean", "null"]}
 _TIMESTAMP = {"type": "string", "minLength": 10, "maxLength": 40}

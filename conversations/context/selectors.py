@@ -8,9 +8,10 @@ from typing import Any
 from django.db.models import QuerySet
 
 from common.exceptions import NotFoundError
+from common.identifiers import semantic_id_parents
 
 from .models import AccessibleEntity, ContextSnapshot, SemanticElement
-from .resolver import SemanticInfo, dotted_parents
+from .resolver import SemanticInfo
 
 
 class AccessibleEntityNotFoundError(NotFoundError):
@@ -57,7 +58,7 @@ def _context_ids(context: Mapping[str, Any]) -> set[str]:
 def _with_parents(ids: Iterable[str]) -> set[str]:
     out = set(ids)
     for sid in list(out):
-        out.update(dotted_parents(sid))
+        out.update(semantic_id_parents(sid))
     return out
 
 

@@ -2,27 +2,13 @@
 
 from __future__ import annotations
 
-import unicodedata
 from collections.abc import Mapping
 from typing import Any
 
+
+from common.identifiers import semantic_id_parents
+
 from .results import MAX_PARENT_DEPTH, Element, SemanticInfo
-
-
-def fold(text: str) -> str:
-    """Lowercase, accents removed, *same length* as ``text`` so spans map back."""
-    out = []
-    for ch in text:
-        base = unicodedata.normalize("NFKD", ch)[:1] or ch
-        low = base.lower()
-        out.append(low if len(low) == 1 else base)
-    return "".join(out)
-
-
-def dotted_parents(semantic_id: str) -> list[str]:
-    """``a.b.c`` → ``['a.b', 'a']`` (nearest first)."""
-    parts = semantic_id.split(".")
-    return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
 
 
 def parent_chain(
@@ -48,7 +34,7 @@ def parent_chain(
         info = registry.get(current) if registry else None
         parent = info.parent if info and info.parent else None
         if parent is None:
-            dotted = dotted_parents(current)
+            dotted = semantic_id_parents(current)
             parent = dotted[0] if dotted else None
         if parent is None or parent in seen:
             break

@@ -9,10 +9,10 @@ and the next index, or None; it never consumes a token it cannot use.
 from __future__ import annotations
 
 import re
-import unicodedata
 from dataclasses import dataclass
 from decimal import Decimal
 
+from common.text import fold_lower
 from explanations.numbers.types import CURRENCY, NUMBER, PERCENT, CitedNumber
 from explanations.numbers.vocabulary import (
     DIGIT_SCALES,
@@ -52,11 +52,6 @@ _MONTH_ABBREVIATION_RE = re.compile(
 _LIST_MARKER_RE = re.compile(r"(?m)^[ \t]*\d{1,2}[.)](?=[ \t])")
 
 
-def _fold(word: str) -> str:
-    decomposed = unicodedata.normalize("NFD", word.lower())
-    return "".join(c for c in decomposed if not unicodedata.combining(c))
-
-
 @dataclass(frozen=True)
 class _Token:
     type: str  # cur | num | word | sym
@@ -66,7 +61,7 @@ class _Token:
 
     @property
     def fold(self) -> str:
-        return _fold(self.text)
+        return fold_lower(self.text)
 
 
 def _tokenize(text: str, masked: list[tuple[int, int]]) -> list[_Token]:

@@ -1,10 +1,9 @@
-"""Pure retrieval: analysis, the sparse BM25+ index, fusion, splitting, the router core.
+"""Pure retrieval: the sparse BM25+ index, fusion, splitting, the router core.
 
 No Django imports here: this is the hot path, tested and benchmarked as plain code.
 The Django lifecycle (per-process index, cache, feedback) is in ``knowledge.router``.
 """
 
-from .analysis import analyze, analyze_identifier, fold, query_key
 from .bm25 import SparseBM25Index
 from .fusion import estimate_tokens, weighted_rrf
 from .router import Delivered, Entry, RouteResult, RouterConfig, RouterIndex
@@ -17,11 +16,7 @@ __all__ = [
     "RouterConfig",
     "RouterIndex",
     "SparseBM25Index",
-    "analyze",
-    "analyze_identifier",
     "estimate_tokens",
-    "fold",
-    "query_key",
     "split_parts",
     "weighted_rrf",
 ]

@@ -28,7 +28,6 @@ name only; every other relevant entry listed (id, title, one line).
 from __future__ import annotations
 
 import hashlib
-import re
 import time
 from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
@@ -37,12 +36,14 @@ from typing import Any, Protocol
 
 import numpy as np
 
-from .analysis import TypoExpander, analyze, analyze_identifier, code_term, fold, query_key, tokens
+from common.identifiers import WIKILINK_RE, normalize_package_key, semantic_id_parents
+from common.text import analyze, analyze_identifier, code_term, query_key, tokens
+
 from .bm25 import SparseBM25Index
 from .fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS, estimate_tokens, weighted_rrf
 from .splitting import split_parts
+from .typos import TypoExpander
 
-WIKILINK_RE = re.compile(r"\[\[\s*([^\]|#]+?)\s*(?:[|#][^\]]*)?\]\]")
 
 KIND_KNOWLEDGE = "knowledge"
 KIND_RULE = "rule"
@@ -218,17 +219,6 @@ class RouteResult:
 # ----------------------------------------------------------------- helpers
 
 
-def normalize_id_key(value: str) -> str:
-    """ID/alias key insensitive to case, accents and separators."""
-    return re.sub(r"[^A-Z0-9]", "", fold(value).upper())
-
-
-def semantic_parents(semantic_id: str) -> list[str]:
-    """Dotted ancestors, nearest first: a.b.c → [a.b, a]."""
-    pieces = semantic_id.split(".")
-    return [".".join(pieces[:i]) for i in range(len(pieces) - 1, 0, -1)]
-
-
 @dataclass
 class _Slot:
     """One content term of the question (or its typo corrections)."""
@@ -294,7 +284,7 @@ class RouterIndex:
         self._links: dict[int, list[int]] = {}
         for i, e in enumerate(self.entries):
             for target in WIKILINK_RE.findall(e.body or ""):
-                j = self._id_keys.get(normalize_id_key(target))
+                j = self._id_keys.get(normalize_package_key(target))
                 if j is not None and j != i:
                     self._links.setdefault(i, []).append(j)
                     self._links.setdefault(j, []).append(i)
@@ -329,7 +319,7 @@ class RouterIndex:
                 for t, count in Counter(terms).items():  # counting in C: the body dominates
                     freqs[t] = freqs.get(t, 0.0) + w * count
             for name in (e.package_id, *e.aliases):
-                key = normalize_id_key(name)
+                key = normalize_package_key(name)
                 if key:
                     self._id_keys.setdefault(key, i)
             for sid in e.semantic_ids:
@@ -356,7 +346,7 @@ class RouterIndex:
         for raw in tokens(text):
             if not ("_" in raw or (len(raw) >= 3 and raw.isupper()) or f"::{raw}" in text):
                 continue
-            i = self._id_keys.get(normalize_id_key(raw))
+            i = self._id_keys.get(normalize_package_key(raw))
             if i is not None and i not in found:
                 found.append(i)
         return found
@@ -368,7 +358,7 @@ class RouterIndex:
         if focus:
             exact = list(self._semantic.get(focus.lower(), ()))
         parent_ids: list[str] = []
-        for pid in [*(semantic_parents(focus) if focus else []), *parents]:
+        for pid in [*(semantic_id_parents(focus) if focus else []), *parents]:
             if (
                 pid
                 and pid.lower() not in {p.lower() for p in parent_ids}
@@ -384,7 +374,7 @@ class RouterIndex:
                     seen.add(i)
         page_hits: list[tuple[int, str]] = []
         if page:
-            for pid in [page, *semantic_parents(page)]:
+            for pid in [page, *semantic_id_parents(page)]:
                 for i in self._semantic.get(pid.lower(), ()):
                     if i not in seen:
                         page_hits.append((i, page))

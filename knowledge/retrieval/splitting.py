@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import re
 
-from .analysis import analyze
+from common.text import analyze
 
 MIN_PART_TERMS = 2
 MAX_PARTS = 4

@@ -6,12 +6,13 @@ scores those (IDF stays that of the whole corpus).
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 
 import numpy as np
+
+from common.identifiers import wikilink_targets
 
 from .search import BM25_PARAMS, SparseBM25Index, analyze
 
@@ -22,7 +23,6 @@ RELATION_FIELDS = {
     "sintomas_aplicaveis": "sintoma",
 }
 CASE_EVIDENCE_TYPES = frozenset({"caso_validado_gaas", "relato_produtor", "estudo_de_caso"})
-WIKILINK_RE = re.compile(r"\[\[([a-z0-9_]+)\]\]")
 WILDCARD = "*"
 
 
@@ -57,7 +57,7 @@ class ChunkRecord:
 
     @cached_property
     def wikilinks(self) -> tuple[str, ...]:
-        return tuple(dict.fromkeys(WIKILINK_RE.findall(self.text)))
+        return tuple(wikilink_targets(self.text))
 
     def citation(self, score: float) -> dict:
         return {

@@ -4,7 +4,7 @@ Uses the shared retrieval core of the knowledge app (pt-first analyzer, sparse B
 with IDF over the whole corpus even when scoring is restricted to candidates).
 """
 
-from knowledge.retrieval.analysis import analyze, fold  # noqa: F401
+from common.text import analyze  # noqa: F401
 from knowledge.retrieval.bm25 import SparseBM25Index  # noqa: F401
 
 BM25_PARAMS = {"k1": 1.2, "b": 0.75, "delta": 1.0}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
+from common.text import fold, guess_language
+
 from .data import vocabulary
-from .search import fold
 
 _SPACES = re.compile(r"\s+")
 _PUNCT = re.compile(r"[^\w\s/'?.-]", re.UNICODE)
@@ -48,6 +49,4 @@ _LANG_CUES = {
 
 def detect_language(normalized_message: str) -> str:
     """pt, en or es by function-word cues; ties and no cues go to Portuguese."""
-    counts = {lang: len(rx.findall(normalized_message)) for lang, rx in _LANG_CUES.items()}
-    best = max(("pt", "en", "es"), key=lambda lang: (counts[lang], lang == "pt"))
-    return best if counts[best] else "pt"
+    return guess_language({lang: len(rx.findall(normalized_message)) for lang, rx in _LANG_CUES.items()})

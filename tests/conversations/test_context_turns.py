@@ -579,12 +579,12 @@ def allow_everything(*, tenant, user, entities):
 def test_a_turn_that_fails_after_the_snapshot_leaves_neither_message_nor_snapshot(
     api_client, chat_session, scripted_llm, work_permit, monkeypatch
 ):
-    from conversations.services import turns
+    from conversations.services.turns import service
 
     def boom(**kwargs):
         raise RuntimeError("bug")
 
-    monkeypatch.setattr(turns, "_agent_loop", boom)
+    monkeypatch.setattr(service, "agent_loop", boom)
     before = rows(chat_session)
     api_client.raise_request_exception = False
     response = send(api_client, chat_session, "Explique.", context=fresh())

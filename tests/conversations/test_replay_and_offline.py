@@ -6,14 +6,14 @@ from pathlib import Path
 import pytest
 from django.core.exceptions import ValidationError
 
-import conversations
-from conversations.llm_settings import agent_llm_settings
+import llm
+from llm.runtime import agent_llm_settings
 from conversations.models import Agent
 from tests.conversations.helpers import send
 
 pytestmark = pytest.mark.django_db
 
-TC_99 = Path(conversations.__file__).parent / "llm" / "fixtures" / "TC-99-context-enrichment.json"
+TC_99 = Path(llm.__file__).parent / "fixtures" / "TC-99-context-enrichment.json"
 
 
 def test_tc99_replay_enriches_then_answers(api_client, chat_session, settings):
@@ -86,8 +86,8 @@ def test_three_seed_agents_exist_and_one_is_the_default(agents):
 
 
 def test_default_provider_follows_the_global_settings(settings, llm_server):
-    from conversations.llm import ChatMessage, LLMRequest
-    from conversations.llm_settings import default_provider
+    from llm import ChatMessage, LLMRequest
+    from llm.runtime import default_provider
 
     assert default_provider().name == "offline"
     settings.LLM_PROVIDER = "openai"

@@ -45,12 +45,12 @@ def test_fetch_of_a_listed_package_teaches_the_router(api_client, chat_session, 
 
 
 def test_a_failing_router_degrades_to_the_catalog_alone(api_client, chat_session, scripted_llm, monkeypatch):
-    from conversations.services import turns
+    from conversations.services.turns import knowledge_step
 
     def broken(**kwargs):
         raise ConnectionError("cache down")
 
-    monkeypatch.setattr(turns, "route_context", broken)
+    monkeypatch.setattr(knowledge_step, "route_context", broken)
     scripted_llm.reply_json({"s": 0, "message": "ok"})
 
     data = send(api_client, chat_session, "Preço?").json()

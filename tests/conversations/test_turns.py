@@ -374,9 +374,10 @@ def test_a_clarification_from_reference_resolution_skips_the_provider(
     api_client, chat_session, scripted_llm, monkeypatch
 ):
     from conversations.services import turns
+    from conversations.services.turns import service
 
     monkeypatch.setattr(
-        turns, "_references_resolve", lambda **kwargs: turns.TurnContext(clarification="Qual dos dois pedidos?")
+        service, "references_resolve", lambda **kwargs: turns.TurnContext(clarification="Qual dos dois pedidos?")
     )
 
     data = send(api_client, chat_session, "E este?").json()
@@ -388,12 +389,13 @@ def test_a_clarification_from_reference_resolution_skips_the_provider(
 
 
 def test_knowledge_set_bodies_are_delivered_without_a_fetch(api_client, chat_session, scripted_llm, monkeypatch):
-    from conversations.services import turns
+    from conversations.prompts import KnowledgeSet
+    from conversations.services.turns import agent_loop
 
     monkeypatch.setattr(
-        turns,
+        agent_loop,
         "knowledge_set_for_turn",
-        lambda **kwargs: turns.KnowledgeSet(full_ids=("DELIVERY_TIMELINES",), listed_ids=("CLICKSIGN_PROCESS",)),
+        lambda **kwargs: KnowledgeSet(full_ids=("DELIVERY_TIMELINES",), listed_ids=("CLICKSIGN_PROCESS",)),
     )
     scripted_llm.reply_json(answer())
 
@@ -410,7 +412,7 @@ def test_knowledge_set_bodies_are_delivered_without_a_fetch(api_client, chat_ses
 def test_bad_llm_settings_fail_fast(settings):
     from django.core.exceptions import ImproperlyConfigured
 
-    from conversations.llm_settings import llm_settings
+    from llm.runtime import llm_settings
 
     settings.LLM_PROVIDER = "gpt"
     with pytest.raises(ImproperlyConfigured):

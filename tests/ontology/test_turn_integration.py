@@ -132,12 +132,12 @@ def test_a_long_message_to_an_ontology_agent_is_routed_on_its_opening(
 
 def test_a_failing_ontology_route_hands_off_instead_of_a_500(api_client, session, scripted_llm, monkeypatch):
     # The ontology carries the guardian and risk rules; without it the agent must not answer alone.
-    import ontology.services
+    from conversations.services.turns import ontology_step
 
     def broken(**kwargs):
         raise RuntimeError("index unavailable")
 
-    monkeypatch.setattr(ontology.services, "ontology_route", broken)
+    monkeypatch.setattr(ontology_step, "ontology_route", broken)
 
     response = send(api_client, session, SEED_MESSAGE)
 

@@ -2,7 +2,7 @@ import numpy as np
 import pytest
 from rank_bm25 import BM25Okapi, BM25Plus
 
-from knowledge.retrieval.analysis import analyze
+from common.text import analyze
 from knowledge.retrieval.bm25 import SparseBM25Index
 
 TEXTS = [

@@ -1,4 +1,4 @@
-"""Text analysis for retrieval: Portuguese first, then English and Spanish.
+"""Text analysis: Portuguese first, then English and Spanish.
 
 One analyzer for documents and queries, so the same word always becomes the
 same term whatever language the surrounding text is in:
@@ -20,12 +20,12 @@ Word→term results are cached (stemming dominates indexing time).
 from __future__ import annotations
 
 import re
-import unicodedata
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 
 import Stemmer
 
+from .folding import fold
 from .stopwords import STOP_WORDS
 
 # A word, optionally joined to more words by "_", "-", "." or "/" without
@@ -43,10 +43,8 @@ _STEMMERS = (
 MIN_WORD_LENGTH = 2
 
 
-def fold(text: str) -> str:
-    """Remove diacritics (ção → cao); keeps case."""
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+_PORTUGUESE = _STEMMERS[0]
+_WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
 @lru_cache(maxsize=200_000)
@@ -157,73 +155,25 @@ def query_key(text: str) -> str:
     return " ".join(sorted(set(analyze(text))))
 
 
-# --------------------------------------------------------------------------
-# Typo tolerance: edit distance 1 against the index vocabulary.
-# --------------------------------------------------------------------------
-
-TYPO_MIN_LENGTH = 4
-
-
-def _deletes(term: str) -> set[str]:
-    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+@lru_cache(maxsize=50_000)
+def stem_portuguese(word: str) -> str:
+    """Portuguese Snowball stem of a lower-case word, folded."""
+    return fold(_PORTUGUESE.stemWord(word))
 
 
-def _within_one_edit(a: str, b: str) -> bool:
-    """Damerau-Levenshtein distance ≤ 1 (one insert, delete, substitute or swap)."""
-    if a == b:
-        return True
-    la, lb = len(a), len(b)
-    if abs(la - lb) > 1:
-        return False
-    if la == lb:
-        diff = [i for i in range(la) if a[i] != b[i]]
-        if len(diff) == 1:
-            return True
-        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
-    if la > lb:
-        a, b = b, a
-    # b is one longer: deleting one character of b gives a.
-    return a in _deletes(b)
+def content_words(text: str) -> list[str]:
+    """Portuguese-stemmed content words, codes and IDs read as their parts.
 
-
-class TypoExpander:
-    """Maps an unknown query term to known terms one edit away.
-
-    A symmetric-delete map (SymSpell style) built lazily on the first unknown
-    term, so indexes that never see a typo never pay for it. Only terms of at
-    least ``TYPO_MIN_LENGTH`` characters are corrected: short stems are too
-    often another real word one edit away.
+    For ranking passages of one Portuguese catalog against a question (the
+    offline provider), not for the index: there the shortest stem over three
+    languages conflates inflections across them, which here merges words a
+    passage choice must tell apart. Stop words and the short-word rule are the
+    analyzer's.
     """
-
-    def __init__(self, vocabulary: Mapping[str, int]):
-        # vocabulary: term -> document frequency (used to prefer common terms)
-        self._vocabulary = vocabulary
-        self._deletes: dict[str, list[str]] | None = None
-
-    def _build(self) -> dict[str, list[str]]:
-        table: dict[str, list[str]] = {}
-        for term in self._vocabulary:
-            # Codes and numbers are typed exactly (and would bloat the table).
-            if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
-                continue
-            table.setdefault(term, []).append(term)
-            for deleted in _deletes(term):
-                table.setdefault(deleted, []).append(term)
-        return table
-
-    def prepare(self) -> None:
-        if self._deletes is None:
-            self._deletes = self._build()
-
-    def expand(self, term: str, limit: int = 2) -> list[str]:
-        if term in self._vocabulary or len(term) < TYPO_MIN_LENGTH or term.isdigit():
-            return []
-        if self._deletes is None:
-            self._deletes = self._build()
-        found: set[str] = set()
-        for key in {term} | _deletes(term):
-            for candidate in self._deletes.get(key, ()):
-                if candidate not in found and _within_one_edit(term, candidate):
-                    found.add(candidate)
-        ranked = sorted(found, key=lambda t: (-self._vocabulary[t], t))
-        return ranked[:limit]
+    out = []
+    for word in _WORD_RE.findall((text or "").lower()):
+        folded = fold(word)
+        if folded in STOP_WORDS or (len(folded) < MIN_WORD_LENGTH and not folded.isdigit()):
+            continue
+        out.append(stem_portuguese(word))
+    return out

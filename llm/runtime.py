@@ -15,7 +15,7 @@ from django.core.exceptions import ImproperlyConfigured
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from conversations.llm import LLMConfigError, LLMProvider, LLMSettings, build_provider, llm_settings_from_mapping
+from llm import LLMConfigError, LLMProvider, LLMSettings, build_provider, llm_settings_from_mapping
 
 LLM_SETTING_NAMES = (
     "LLM_PROVIDER",

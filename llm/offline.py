@@ -12,19 +12,13 @@ from __future__ import annotations
 import json
 import math
 import re
-import unicodedata
 from dataclasses import dataclass
-from functools import lru_cache
+
+from common.identifiers import wikilink_targets
+from common.text import content_words
 
 from .base import CatalogItem, KnowledgeItem, LLMRequest, LLMResult
 from .ontology_prose import ontology_answer
-
-try:  # PyStemmer is in requirements; the fallback keeps this module importable anywhere.
-    import Stemmer
-
-    _STEMMER = Stemmer.Stemmer("portuguese")
-except Exception:  # pragma: no cover
-    _STEMMER = None
 
 DONT_KNOW_MESSAGE = (
     "Não encontrei essa informação no conhecimento disponível para este atendimento. "
@@ -37,49 +31,11 @@ MAX_PASSAGE_CHARS = 900
 POINTER_PENALTY = 0.5
 POINTER_MAX_CHARS = 160
 ORDER_BONUS = 0.15
-_WIKILINK_RE = re.compile(r"\[\[\s*([A-Za-z0-9_]+)\s*\]\]")
-
-_STOPWORDS = frozenset(
-    """
-    a o as os um uma uns umas de do da dos das no na nos nas em por para pra com sem sob sobre
-    e ou mas que se ao aos à às pelo pela pelos pelas este esta estes estas esse essa esses essas
-    isso isto aquilo eu tu ele ela nos vos eles elas me te lhe meu minha seu sua nosso nossa
-    qual quais quanto quanta quantos quantas como onde quando porque por que quem
-    e é ser sao são foi era sera será estar esta está estao estão tem têm ter ha há houver
-    posso pode podem devo deve devem preciso precisa gostaria quero queria saber favor
-    voce você voces vocês senhor senhora oi ola olá bom boa dia tarde noite obrigado obrigada
-    the an of to in on for with and or is are be do does can could should would what which how
-    when where who why i you we they it this that my your please tell me about
-    el la los las un una unos unas del al y o es son para por con sin como cual cuales cuando
-    donde que quien puedo puede usted ustedes hola gracias
-    """.split()
-)
-
-_WORD_RE = re.compile(r"\w+", re.UNICODE)
-
-
-def _fold(text: str) -> str:
-    decomposed = unicodedata.normalize("NFKD", text)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-@lru_cache(maxsize=50_000)
-def _stem(word: str) -> str:
-    stem = _STEMMER.stemWord(word) if _STEMMER else word[:6]
-    return _fold(stem)
 
 
 def terms(text: str) -> list[str]:
-    """Lowercased, stemmed, accent-folded content words."""
-
-    out = []
-    for word in _WORD_RE.findall(text.lower().replace("_", " ")):
-        if word in _STOPWORDS or _fold(word) in _STOPWORDS:
-            continue
-        if len(word) < 2 and not word.isdigit():
-            continue
-        out.append(_stem(word))
-    return out
+    """Content terms of a question, a passage or a catalog line (the shared text floor)."""
+    return content_words(text)
 
 
 @dataclass(frozen=True)
@@ -176,7 +132,7 @@ def best_passage(
         coverage = _coverage(query, doc, weights, default)
         rank = coverage + 0.3 * package_weight.get(passage.package_id, 0.0)
         rank += ORDER_BONUS * (len(order) - order.index(passage.package_id)) / len(order)
-        links = set(_WIKILINK_RE.findall(passage.text))
+        links = set(wikilink_targets(passage.text))
         if len(passage.text) <= POINTER_MAX_CHARS and links & (delivered - {passage.package_id}):
             rank -= POINTER_PENALTY
         if rank > best[1]:

@@ -9,6 +9,8 @@ check runs on folded surface words.
 
 from __future__ import annotations
 
+from .folding import fold
+
 PORTUGUESE = """
 a à ao aos aquela aquelas aquele aqueles aquilo as às até com como da das de
 dela delas dele deles depois do dos e é ela elas ele eles em entre era eram
@@ -53,11 +55,4 @@ dónde hacer hago tener
 """
 
 
-def _fold(word: str) -> str:
-    import unicodedata
-
-    decomposed = unicodedata.normalize("NFKD", word)
-    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
-
-
-STOP_WORDS: frozenset[str] = frozenset(_fold(w) for block in (PORTUGUESE, ENGLISH, SPANISH) for w in block.split())
+STOP_WORDS: frozenset[str] = frozenset(fold(w) for block in (PORTUGUESE, ENGLISH, SPANISH) for w in block.split())

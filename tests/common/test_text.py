@@ -1,4 +1,5 @@
-from knowledge.retrieval.analysis import TypoExpander, analyze, analyze_identifier, fold, query_key, stem
+from common.text import analyze, analyze_identifier, fold, query_key, stem
+from knowledge.retrieval.typos import TypoExpander
 
 
 def test_lower_case_stop_words_and_stemming_across_languages():
@@ -45,3 +46,30 @@ def test_typo_expansion_finds_terms_one_edit_away():
     assert typos.expand("seqeunc") == ["sequenc"]  # transposition
     assert typos.expand("praz") == []  # known terms are left alone
     assert typos.expand("abc") == []  # too short to correct safely
+
+
+def test_content_words_split_codes_drop_stop_words_and_use_portuguese_stems():
+    from common.text import content_words
+
+    assert content_words("Explique a aba Componentes da PT-2026-004821 (WORK_PERMIT)") == [
+        "aba",
+        "component",
+        "pt",
+        "2026",
+        "004821",
+        "work",
+        "permit",
+    ]
+    # Portuguese stems: "sending" stays a whole word (the index's shortest stem would give "send").
+    assert content_words("sending preços") == ["sending", "prec"]
+
+
+def test_one_language_rule_for_every_caller():
+    from common.text import guess_language
+
+    assert guess_language({"pt": 0, "en": 2, "es": 1}) == "en"
+    assert guess_language({"pt": 1, "en": 1, "es": 0}) == "pt"  # a tie goes to the default
+    assert guess_language({"pt": 0, "en": 1, "es": 1}) == "en"  # ...or to the first leader
+    assert guess_language({"pt": 0, "en": 1, "es": 1}, hint="es-MX") == "es"  # the locale breaks a tie
+    assert guess_language({}, hint="en") == "en"
+    assert guess_language({}, default="es") == "es"

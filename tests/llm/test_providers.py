@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from conversations.llm import (
+from llm import (
     CatalogItem,
     ChatMessage,
     KnowledgeItem,
@@ -307,7 +307,7 @@ def test_offline_answers_only_quote_delivered_text_and_name_its_package(catalog)
     import random
     import re
 
-    from conversations.llm.offline import DONT_KNOW_MESSAGE
+    from llm.offline import DONT_KNOW_MESSAGE
 
     catalog_items = tuple(
         CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))

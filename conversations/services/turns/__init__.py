@@ -1,0 +1,30 @@
+"""The agent turn: one inbound user message in, one reply out.
+
+    1. idempotent retry?  → the first response, no provider call     ``idempotency``
+    2. validate the UI context                                         ``context_step``
+    3. open the turn       (short transaction, session row locked):    ``session_rows``
+                           status check, inbound message, context
+                           snapshot, enrichment counter reset
+    4. resolve references  (may ask back)                              ``context_step``
+    5. knowledge set       (the knowledge router, focus first)         ``knowledge_step``
+    5b. ontology route     (agents with an ontology; may interrupt)    ``ontology_step``
+    6. the agent loop      (no transaction held): prompt → provider    ``agent_loop``
+                           → reply contract; s=99 fetches under the
+                           per-message budget; hand-offs
+    7. close the turn      (short transaction, session row locked):    ``session_rows``
+                           reply, hand-off, session status, response
+
+``service.message_send`` runs the steps in order; ``outcome`` holds what they
+pass to each other.
+
+The provider call never runs inside a transaction; every write to the session
+row happens under ``select_for_update``, so concurrent messages to one session
+never lose an update of ``collected_packages`` or the counter.
+"""
+
+from .idempotency import request_fingerprint
+from .knowledge_step import knowledge_set_for_turn
+from .outcome import TurnContext, TurnOutcome, TurnResult
+from .service import message_send
+
+__all__ = ["TurnContext", "TurnOutcome", "TurnResult", "knowledge_set_for_turn", "message_send", "request_fingerprint"]

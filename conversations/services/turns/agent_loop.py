@@ -1,0 +1,134 @@
+"""Step 6: prompt, provider, reply contract; s=99 fetches under the per-message budget.
+
+No transaction is held here: the provider call can take seconds.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import time
+
+from conversations.models import HandoffReason, Message, MessageStatus, Session
+from conversations.prompts import build_call
+from conversations.protocol import parse_agent_reply
+from conversations.selectors import session_history
+from knowledge.catalog import get_active_catalog
+from llm import LLMConfigError, ProviderUnavailable
+from llm.runtime import provider_for
+
+from .knowledge_step import fetch_feedback, knowledge_set_for_turn
+from .outcome import TurnContext, TurnOutcome, max_calls, max_enrichments
+from .session_rows import fetch_record
+
+logger = logging.getLogger("conversations.turns")
+
+HISTORY_MESSAGES = 20  # earlier turns the model sees; older ones add cost, rarely meaning
+
+
+def agent_loop(
+    *, session: Session, inbound: Message, turn_context: TurnContext, ontology: dict | None = None
+) -> TurnOutcome:
+    agent = session.agent
+    budget = max_enrichments()
+    cap = max_calls()
+    history = session_history(session=session, before=inbound, limit=HISTORY_MESSAGES)
+    catalog = get_active_catalog()
+    # The router searches the message with its references made explicit (labels, record, tab).
+    knowledge_set = knowledge_set_for_turn(
+        session=session, text=turn_context.user_text or inbound.text, turn_context=turn_context, catalog=catalog
+    )
+    if ontology is not None:
+        knowledge_set = dataclasses.replace(knowledge_set, ontology_context=ontology["context"])
+    collected = list(session.collected_packages or [])
+    state = TurnOutcome(status=MessageStatus.ANSWERED, reply="", catalog_version=catalog.version)
+
+    def handoff(reason: str, detail: str) -> TurnOutcome:
+        return TurnOutcome.handoff(
+            reason,
+            detail,
+            llm_calls=state.llm_calls,
+            enrichments=state.enrichments,
+            llm_ms=state.llm_ms,
+            catalog_version=state.catalog_version,
+            packages=state.packages,
+        )
+
+    try:
+        provider = provider_for(agent)
+    except LLMConfigError:
+        return handoff(HandoffReason.PROVIDER_UNAVAILABLE, "The agent's LLM configuration is invalid.")
+
+    while True:
+        if state.llm_calls >= cap:
+            return handoff(HandoffReason.ITERATION_CAP, f"{cap} provider calls in one turn without an answer.")
+        if state.llm_calls:
+            # Read fresh on every call: an admin edit or deactivation shows on the next call.
+            catalog = get_active_catalog()
+        state.catalog_version = catalog.version
+        prepared = build_call(
+            agent=agent,
+            catalog=catalog,
+            knowledge_set=knowledge_set,
+            collected_ids=collected,
+            history=history,
+            user_text=turn_context.user_text or inbound.text,
+            budget=budget,
+            ui_context=turn_context.prompt_context,
+        )
+        for delivered in prepared.delivered:
+            state.packages[delivered.package_id] = delivered.revision
+        state.llm_calls += 1
+        started = time.monotonic()
+        try:
+            result = provider.complete(prepared.request)
+        except ProviderUnavailable as exc:
+            state.llm_ms += ms_since(started)
+            logger.warning(
+                "provider unavailable session=%s message=%s provider=%s reason=%s attempts=%s",
+                session.pk,
+                inbound.pk,
+                getattr(provider, "name", "?"),
+                exc.reason,
+                exc.attempts,
+            )
+            return handoff(HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider unavailable ({exc.reason}).")
+        except Exception as exc:  # the provider boundary: a turn is saved, never a 500
+            state.llm_ms += ms_since(started)
+            logger.error(
+                "provider failed session=%s message=%s error=%s", session.pk, inbound.pk, exc.__class__.__name__
+            )
+            return handoff(HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider failed ({exc.__class__.__name__}).")
+        state.llm_ms += ms_since(started)
+
+        reply = parse_agent_reply(result.text)
+        if reply.kind == "answer":
+            state.reply = reply.message
+            return state
+        if reply.kind == "handoff":
+            return handoff(HandoffReason.AGENT_REQUEST, reply.reason or "The agent asked for a person.")
+        if reply.kind == "invalid":
+            return handoff(HandoffReason.INVALID_REPLY, f"Unusable agent reply ({reply.error}).")
+
+        # s=99: never let the model answer without the package it asked for.
+        problem = reply.fetch_problem
+        if problem:
+            return handoff(HandoffReason.UNCERTAINTY, f"s=99 with {problem.replace('_', ' ')} context_needed.")
+        requested = reply.fetch_target
+        entry = catalog.resolve(requested)
+        if entry is None or not entry.body.strip():
+            return handoff(
+                HandoffReason.UNCERTAINTY, f"Requested package {requested[:100]!r} is unknown, inactive or empty."
+            )
+        collected = fetch_record(session_id=session.pk, package_id=entry.package_id)
+        fetch_feedback(session=session, package_id=entry.package_id)
+        state.enrichments += 1
+        if state.enrichments > budget:
+            return handoff(
+                HandoffReason.BUDGET_EXCEEDED,
+                f"Fetch {state.enrichments} in one message exceeds the budget of {budget} (last: {entry.package_id}).",
+            )
+
+
+def ms_since(started: float) -> int:
+    return int(round((time.monotonic() - started) * 1000))

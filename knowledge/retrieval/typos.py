@@ -1,0 +1,72 @@
+"""Typo tolerance: edit distance 1 against the index vocabulary."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+TYPO_MIN_LENGTH = 4
+
+
+def _deletes(term: str) -> set[str]:
+    return {term[:i] + term[i + 1 :] for i in range(len(term))}
+
+
+def _within_one_edit(a: str, b: str) -> bool:
+    """Damerau-Levenshtein distance ≤ 1 (one insert, delete, substitute or swap)."""
+    if a == b:
+        return True
+    la, lb = len(a), len(b)
+    if abs(la - lb) > 1:
+        return False
+    if la == lb:
+        diff = [i for i in range(la) if a[i] != b[i]]
+        if len(diff) == 1:
+            return True
+        return len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]] and a[diff[1]] == b[diff[0]]
+    if la > lb:
+        a, b = b, a
+    # b is one longer: deleting one character of b gives a.
+    return a in _deletes(b)
+
+
+class TypoExpander:
+    """Maps an unknown query term to known terms one edit away.
+
+    A symmetric-delete map (SymSpell style) built lazily on the first unknown
+    term, so indexes that never see a typo never pay for it. Only terms of at
+    least ``TYPO_MIN_LENGTH`` characters are corrected: short stems are too
+    often another real word one edit away.
+    """
+
+    def __init__(self, vocabulary: Mapping[str, int]):
+        # vocabulary: term -> document frequency (used to prefer common terms)
+        self._vocabulary = vocabulary
+        self._deletes: dict[str, list[str]] | None = None
+
+    def _build(self) -> dict[str, list[str]]:
+        table: dict[str, list[str]] = {}
+        for term in self._vocabulary:
+            # Codes and numbers are typed exactly (and would bloat the table).
+            if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
+                continue
+            table.setdefault(term, []).append(term)
+            for deleted in _deletes(term):
+                table.setdefault(deleted, []).append(term)
+        return table
+
+    def prepare(self) -> None:
+        if self._deletes is None:
+            self._deletes = self._build()
+
+    def expand(self, term: str, limit: int = 2) -> list[str]:
+        if term in self._vocabulary or len(term) < TYPO_MIN_LENGTH or term.isdigit():
+            return []
+        if self._deletes is None:
+            self._deletes = self._build()
+        found: set[str] = set()
+        for key in {term} | _deletes(term):
+            for candidate in self._deletes.get(key, ()):
+                if candidate not in found and _within_one_edit(term, candidate):
+                    found.add(candidate)
+        ranked = sorted(found, key=lambda t: (-self._vocabulary[t], t))
+        return ranked[:limit]
