@@ -129,9 +129,11 @@ def _branch_node(path: str, depth: int = 2) -> str:
 def raptor(
     corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5
 ) -> StrategyRun:
-    """Taxonomy first: score the knowledge-tree branches (each summarized by all its
-    chunks' terms), pick the best branch, then rank that branch's chunks; the next
-    branch fills in when the best one has fewer than ``k`` matching chunks."""
+    """The seed's "raptor" slot, implemented as taxonomy-branch retrieval — NOT RAPTOR's
+    tree of recursive LLM summaries. Branches of ``ramo_taxonomia`` (two levels) are
+    scored as documents made of all their candidate chunks' terms, the best branch's
+    chunks come first, the next branch fills in up to ``k``. The strategy id stays
+    ``raptor`` because the seed's matrix and skill biases name it so."""
     cands = corpus.candidates(filters).tolist()
     groups: dict[str, list[int]] = {}
     for pos in cands:

@@ -258,3 +258,24 @@ def test_freeze_stops_learning_reset_and_rollback_restore(api_client, agronomy_s
     narrow = policy_set_bounds(tenant=tenant, max_shift=0.0, acting_user=curator)
     assert _answer(api_client, agronomy_session)["ontology"]["distribution"] == SEED_DISTRIBUTION
     assert narrow.max_shift == 0.0
+
+
+def test_the_admin_freezes_resets_and_rolls_back_the_policy(client, curator, tenant):
+    policy = policy_get_or_create(tenant=tenant)
+    client.force_login(curator)
+    url = "/admin/ontology/strategypolicy/"
+    assert client.get(url).status_code == 200
+    response = client.post(url, {"action": "freeze", "_selected_action": [policy.pk]})
+    assert response.status_code == 302
+    policy.refresh_from_db()
+    assert policy.frozen and policy.version == 2
+    client.post(url, {"action": "reset", "_selected_action": [policy.pk]})
+    policy.refresh_from_db()
+    assert policy.version == 3 and policy.state == {}
+    change = f"{url}{policy.pk}/change/"
+    assert client.get(change).status_code == 200
+    response = client.post(change, {"max_shift": "0.05", "prior_strength": "20", "rollback_to": "1"})
+    assert response.status_code == 302, response.content[:500]
+    policy.refresh_from_db()
+    assert policy.max_shift == 0.05 and policy.version == 5
+    assert [r.note for r in policy.revisions.order_by("version")][-2:] == ["rollback to v1", "bounds ±0.05"]
