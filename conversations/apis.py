@@ -250,5 +250,10 @@ class MessageFeedbackApi(APIView):
             reason=serializer.validated_data.get("reason", ""),
         )
         fb = result.feedback
-        data = {"message_id": fb.message_id, "rating": fb.rating, "reason": fb.reason, "policy_version": fb.policy_version}
+        data = {
+            "message_id": fb.message_id,
+            "rating": fb.rating,
+            "reason": fb.reason,
+            "policy_version": fb.policy_version,
+        }
         return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

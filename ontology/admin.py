@@ -227,7 +227,15 @@ class MetadataSchemaAdmin(admin.ModelAdmin):
 @admin.register(OntologyRoute)
 class OntologyRouteAdmin(admin.ModelAdmin):
     list_display = [
-        "created_at", "tenant", "origin", "pattern", "confidence", "fallback", "strategy", "policy_version", "duration_ms"
+        "created_at",
+        "tenant",
+        "origin",
+        "pattern",
+        "confidence",
+        "fallback",
+        "strategy",
+        "policy_version",
+        "duration_ms",
     ]
     list_filter = ["pattern", "strategy", "origin", "fallback"]
     list_select_related = ["tenant"]

@@ -365,3 +365,37 @@ class StrategyPolicyRevision(models.Model):
 
     def __str__(self) -> str:
         return f"v{self.version} {self.note}"
+
+
+class SummaryTree(models.Model):
+    """One version of RAPTOR's summary tree over the indexed chunks (built at ingest by a
+    Celery task). ``corpus_key`` names the indexed chunks it was built from; routes use the
+    latest tree whose key matches their corpus."""
+
+    version = models.PositiveIntegerField(unique=True)
+    corpus_key = models.CharField(max_length=200)
+    provider = models.CharField(max_length=32, help_text="who wrote the summaries (offline = extractive)")
+    nodes_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+
+    def __str__(self) -> str:
+        return f"summary tree v{self.version}"
+
+
+class SummaryNode(models.Model):
+    tree = models.ForeignKey(SummaryTree, on_delete=models.CASCADE, related_name="nodes")
+    path = models.CharField(max_length=200)
+    level = models.PositiveSmallIntegerField()
+    parent = models.CharField(max_length=200, blank=True, default="")
+    text = models.TextField()
+    chunk_ids = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["level", "path"]
+        constraints = [models.UniqueConstraint(fields=["tree", "path"], name="uniq_summary_node_path")]
+
+    def __str__(self) -> str:
+        return self.path

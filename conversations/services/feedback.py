@@ -33,9 +33,7 @@ def message_feedback_set(
         raise MessageNotFoundError(details={"message_id": message_id})
     if message.role != MessageRole.ASSISTANT:
         raise MessageNotRatableError(details={"message_id": message_id})
-    feedback = (
-        MessageFeedback.objects.select_for_update().filter(message=message, user=acting_user).first()
-    )
+    feedback = MessageFeedback.objects.select_for_update().filter(message=message, user=acting_user).first()
     previous = feedback.rating if feedback is not None else None
     if feedback is not None and previous == rating and feedback.reason == reason:
         return FeedbackResult(feedback, created=False, changed=False)
@@ -55,6 +53,10 @@ def message_feedback_set(
     feedback.save()
     logger.info(
         "feedback.set tenant=%s message=%s rating=%s created=%s policy_version=%s",
-        tenant.pk, message.pk, rating, created, version,
+        tenant.pk,
+        message.pk,
+        rating,
+        created,
+        version,
     )
     return FeedbackResult(feedback, created=created, changed=True)

@@ -85,7 +85,9 @@ def thompson_weights(
     raw = {}
     for s in arms:
         successes, failures = (counts or {}).get(s, (0.0, 0.0))
-        theta = float(rng.beta(prior_strength * NEUTRAL_RATE + successes, prior_strength * (1 - NEUTRAL_RATE) + failures))
+        theta = float(
+            rng.beta(prior_strength * NEUTRAL_RATE + successes, prior_strength * (1 - NEUTRAL_RATE) + failures)
+        )
         raw[s] = prior[s] * theta / NEUTRAL_RATE
     return _ordered(project_bounded(raw, bounds_for({s: prior[s] for s in arms}, max_shift)), canonical, order)
 
@@ -107,7 +109,11 @@ def posterior_means(
 
 
 def credit(
-    state: Mapping[str, Mapping[str, Sequence[float]]], pattern: str, shares: Mapping[str, float], rating: str, sign: int = 1
+    state: Mapping[str, Mapping[str, Sequence[float]]],
+    pattern: str,
+    shares: Mapping[str, float],
+    rating: str,
+    sign: int = 1,
 ) -> dict:
     """A new state with one rating credited (sign=-1 takes a previous rating back)."""
     out = {p: {s: list(v) for s, v in arms.items()} for p, arms in state.items()}

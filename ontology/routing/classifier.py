@@ -105,13 +105,17 @@ def chunk_features(text: str) -> list[str]:
 def train_chunk_classifier(rows: list[tuple[str, str, str]]) -> ChunkClassifier:
     known = class_ids()
     rows = [r for r in rows if r[1] in known]
-    classes = train_softmax([t for t, _, _ in rows], [c for _, c, _ in rows], featurizer=chunk_features, l2=L2, boost=BOOST)
+    classes = train_softmax(
+        [t for t, _, _ in rows], [c for _, c, _ in rows], featurizer=chunk_features, l2=L2, boost=BOOST
+    )
     subclasses: dict[str, SoftmaxModel | str] = {}
     for class_id in sorted({c for _, c, _ in rows}):
         mine = [(t, s) for t, c, s in rows if c == class_id and s]
         labels = Counter(s for _, s in mine)
         if len(labels) >= 2:
-            subclasses[class_id] = train_softmax([t for t, _ in mine], [s for _, s in mine], featurizer=chunk_features, l2=L2)
+            subclasses[class_id] = train_softmax(
+                [t for t, _ in mine], [s for _, s in mine], featurizer=chunk_features, l2=L2
+            )
         elif labels:
             subclasses[class_id] = labels.most_common(1)[0][0]
     return ChunkClassifier(classes, subclasses)

@@ -55,7 +55,9 @@ class RouteOutcome:
     def render_context(self) -> str:
         """The structured context for the agent's single final LLM call: one section per step."""
         lines = [f"# Contexto ontológico · padrão {self.pattern} · estratégia {self.strategy}"]
-        lines.append(ANSWER_SHAPE_LINE + answer_shape(self.pattern, [s for s in self.steps if s.get("role") == "template"]))
+        lines.append(
+            ANSWER_SHAPE_LINE + answer_shape(self.pattern, [s for s in self.steps if s.get("role") == "template"])
+        )
         if self.filters:
             lines.append("Filtros: " + "; ".join(f"{k}={', '.join(v)}" for k, v in self.filters.items()))
         shown: set[str] = set()

@@ -65,7 +65,15 @@ class EvidenceRun:
 
 
 def _run_strategy(
-    strategy: str, corpus: Corpus, query_terms: Sequence[str], filters: Mapping, context: Mapping, *, k: int, intent: str, name: str
+    strategy: str,
+    corpus: Corpus,
+    query_terms: Sequence[str],
+    filters: Mapping,
+    context: Mapping,
+    *,
+    k: int,
+    intent: str,
+    name: str,
 ) -> StrategyRun:
     if strategy == "casos_semelhantes":
         return casos_semelhantes(corpus, query_terms, context, intent=intent, k=k, name=name)
@@ -101,6 +109,14 @@ def _salient(corpus: Corpus, hits: Sequence[Hit], exclude: set[str]) -> list[str
     return [t for t, _ in sorted(counts.items(), key=lambda kv: (-kv[1], kv[0]))[:SALIENT_TERMS]]
 
 
+def _walk_details(run: StrategyRun) -> dict:
+    """What a strategy says about how it searched (raptor's tree walk or branches)."""
+    out: dict = {}
+    for step in run.steps:
+        out.update({k: v for k, v in step.items() if k in ("branches", "chosen", "tree")})
+    return out
+
+
 def pattern_template(pattern: str) -> list[dict]:
     return list(patterns_file().get("templates", {}).get(pattern) or [])
 
@@ -130,9 +146,12 @@ def run_template(
         intent = TEMPLATE_INTENTS[step_id][lang if lang in TEMPLATE_INTENTS[step_id] else "pt"]
         query = message_terms + analyze(intent) + prev_terms
         # a template step keeps to its classes, whichever strategy runs it
-        found = _run_strategy(step_strategy, corpus, query, filters, filters, k=k + len(seen), intent=intent, name=step_id)
+        found = _run_strategy(
+            step_strategy, corpus, query, filters, filters, k=k + len(seen), intent=intent, name=step_id
+        )
         kept = _fresh(found, seen, k)
         seen.update(h.record.chunk_id for h in kept)
+        walked = _walk_details(found)
         step = make_step(
             step_id,
             step_strategy,
@@ -143,6 +162,7 @@ def run_template(
             uses={"chunks": list(prev_ids), "salient_terms": list(prev_terms)},
             template=pattern,
             status="ok" if kept else "empty",
+            **walked,
         )
         if spec.get("caveat"):
             step["caveat"] = True
@@ -194,7 +214,14 @@ def run_distribution(
             role = "template" if strategy == canonical else "share"
         elif strategy == canonical and pattern_template(pattern):
             run = run_template(
-                corpus, pattern=pattern, strategy=strategy, slots=n, message=message, context=context, lang=lang, seen=seen
+                corpus,
+                pattern=pattern,
+                strategy=strategy,
+                slots=n,
+                message=message,
+                context=context,
+                lang=lang,
+                seen=seen,
             )
             role = "template"
         else:
@@ -202,8 +229,20 @@ def run_distribution(
                 strategy, corpus, query_terms, filters, context, k=n + len(seen), intent=message, name=strategy
             )
             kept = _fresh(found, seen, n)
-            extra = {k: v for k, v in (found.steps[-1] if found.steps else {}).items() if k in ("branches", "chosen", "tree")}
-            run = StrategyRun([make_step(strategy, strategy, message, filters if strategy != "casos_semelhantes" else context, kept, **extra)], kept)
+            extra = _walk_details(found)
+            run = StrategyRun(
+                [
+                    make_step(
+                        strategy,
+                        strategy,
+                        message,
+                        filters if strategy != "casos_semelhantes" else context,
+                        kept,
+                        **extra,
+                    )
+                ],
+                kept,
+            )
             role = "share"
         for step in run.steps:
             step["slots"] = n

@@ -47,7 +47,9 @@ def text_features(text: str, *, ngrams: bool = True, skip_words: int = 0) -> lis
     return list(dict.fromkeys(feats))
 
 
-def _values(feats: Sequence[str], vocab: Mapping[str, int], boost: Mapping[str, float]) -> tuple[list[int], list[float]]:
+def _values(
+    feats: Sequence[str], vocab: Mapping[str, int], boost: Mapping[str, float]
+) -> tuple[list[int], list[float]]:
     """Column indices and values of one row: binary, scaled by 1/sqrt(n), a feature whose
     prefix (before ':') is in `boost` multiplied by its factor."""
     idx = sorted({vocab[f] for f in feats if f in vocab})
@@ -130,9 +132,7 @@ def train_softmax(
         grad = np.vstack([np.asarray(x.T @ diff) + l2 * w[:-1], diff.sum(axis=0, keepdims=True)])
         return float(value), grad.ravel()
 
-    result = minimize(
-        loss, np.zeros((n_feat + 1) * n_lab), jac=True, method="L-BFGS-B", options={"maxiter": max_iter}
-    )
+    result = minimize(loss, np.zeros((n_feat + 1) * n_lab), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
     return SoftmaxModel(order, vocab, result.x.reshape(n_feat + 1, n_lab), featurizer, boost)
 
 

@@ -55,7 +55,9 @@ def _save_new_version(policy: StrategyPolicy, *, note: str, author=None) -> Stra
     return policy
 
 
-def route_policy(tenant, message: str) -> tuple[StrategyPolicy | None, Callable[[str, Sequence[SkillSpec]], Mapping[str, float]]]:
+def route_policy(
+    tenant, message: str
+) -> tuple[StrategyPolicy | None, Callable[[str, Sequence[SkillSpec]], Mapping[str, float]]]:
     """The policy callable for one route: deterministic prior → Thompson sample within bounds,
     seeded by (tenant, version, pattern, message) so a route can be replayed."""
     policy = StrategyPolicy.objects.filter(tenant=tenant).first()
@@ -134,7 +136,9 @@ def policy_rollback(*, tenant, version: int, acting_user=None) -> StrategyPolicy
 
 
 @transaction.atomic
-def policy_set_bounds(*, tenant, max_shift: float, prior_strength: float | None = None, acting_user=None) -> StrategyPolicy:
+def policy_set_bounds(
+    *, tenant, max_shift: float, prior_strength: float | None = None, acting_user=None
+) -> StrategyPolicy:
     policy = _locked(tenant)
     policy.max_shift = float(max_shift)
     if prior_strength is not None:

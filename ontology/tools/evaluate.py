@@ -1,7 +1,7 @@
 """Print the held-out figures of the pattern and chunk-class models (aggregates only).
 
-    python ontology/tools/evaluate.py dev    # grouped 5-fold CV on the dev split (tune here)
-    python ontology/tools/evaluate.py test   # trained on bundled + dev, evaluated on test (report only)
+python ontology/tools/evaluate.py dev    # grouped 5-fold CV on the dev split (tune here)
+python ontology/tools/evaluate.py test   # trained on bundled + dev, evaluated on test (report only)
 """
 
 import json

@@ -166,7 +166,9 @@ def test_only_replies_can_be_rated_and_unknown_messages_are_404(api_client, agro
     inbound = agronomy_session.messages.get(role="user")
     response = api_client.post(_feedback_url(agronomy_session, inbound.pk), {"rating": "up"}, format="json")
     assert response.status_code == 400 and response.json()["error"]["code"] == "MESSAGE_NOT_RATABLE"
-    missing = api_client.post(_feedback_url(agronomy_session, data["message_id"] + 999), {"rating": "up"}, format="json")
+    missing = api_client.post(
+        _feedback_url(agronomy_session, data["message_id"] + 999), {"rating": "up"}, format="json"
+    )
     assert missing.status_code == 404 and missing.json()["error"]["code"] == "MESSAGE_NOT_FOUND"
 
 
@@ -174,9 +176,12 @@ def test_only_replies_can_be_rated_and_unknown_messages_are_404(api_client, agro
 
 
 def test_without_feedback_the_policy_is_exactly_the_deterministic_matrix():
-    assert thompson_weights(
-        SEED_DISTRIBUTION, {}, canonical="multi_hop_guiado", order=ORDER, prior_strength=20, max_shift=0.15, seed=1
-    ) == SEED_DISTRIBUTION
+    assert (
+        thompson_weights(
+            SEED_DISTRIBUTION, {}, canonical="multi_hop_guiado", order=ORDER, prior_strength=20, max_shift=0.15, seed=1
+        )
+        == SEED_DISTRIBUTION
+    )
 
 
 def test_bounds_keep_every_weight_within_the_curators_shift():
@@ -195,7 +200,12 @@ def _simulate(prior, *, steps, max_shift, prefer="raptor"):
     state, history = {}, []
     for step in range(steps):
         weights = thompson_weights(
-            prior, state.get("concept"), canonical="raptor", order=ORDER, prior_strength=20, max_shift=max_shift,
+            prior,
+            state.get("concept"),
+            canonical="raptor",
+            order=ORDER,
+            prior_strength=20,
+            max_shift=max_shift,
             seed=step,
         )
         history.append(weights)
@@ -279,3 +289,23 @@ def test_the_admin_freezes_resets_and_rolls_back_the_policy(client, curator, ten
     policy.refresh_from_db()
     assert policy.max_shift == 0.05 and policy.version == 5
     assert [r.note for r in policy.revisions.order_by("version")][-2:] == ["rollback to v1", "bounds ±0.05"]
+
+
+def test_ingest_builds_a_versioned_summary_tree_that_routes_walk(api_client, loaded):
+    from ontology.models import SummaryTree
+    from ontology.services.summary_tree import summary_tree_build
+
+    tree = SummaryTree.objects.get()  # built by the ingest's Celery task (eager here)
+    assert tree.version == 1 and tree.provider == "offline" and tree.nodes_count == tree.nodes.count() > 10
+    assert summary_tree_build() == tree  # same indexed chunks: no new version
+    assert summary_tree_build(force=True).version == 2
+    body = api_client.post(
+        "/api/v1/ontology/route",
+        {"message": "O que é agricultura de processo?", "skills": ["bioma_cerrado"]},
+        format="json",
+    ).json()
+    assert body["pattern"] == "concept"
+    # concept's canonical strategy is raptor: its template steps walk the stored tree
+    walked = [s for s in body["steps"] if "tree" in s]
+    assert walked and all(s["tree"]["version"] == 2 for s in walked)
+    assert walked[0]["tree"]["walk"][0]["parent"] == "conceitos"

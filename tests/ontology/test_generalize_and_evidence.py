@@ -87,7 +87,12 @@ def test_a_clear_question_asks_nothing(corpus, seed_skills, skill_specs):
 
 @pytest.mark.parametrize(
     "message",
-    ["a erosão já foi controlada", "já controlamos a erosão", "the erosion is under control now", "la erosión ya está controlada"],
+    [
+        "a erosão já foi controlada",
+        "já controlamos a erosão",
+        "the erosion is under control now",
+        "la erosión ya está controlada",
+    ],
 )
 def test_a_critical_situational_skill_is_left_by_meaning(corpus, skill_specs, message):
     outcome = route(message=message, skills=[skill_specs["erosao_avancada"]], corpus=corpus, skill_catalog=skill_specs)
@@ -97,14 +102,18 @@ def test_a_critical_situational_skill_is_left_by_meaning(corpus, skill_specs, me
 
 def test_a_negated_resolution_keeps_the_skill(corpus, skill_specs):
     outcome = route(
-        message="a erosão ainda não foi controlada", skills=[skill_specs["erosao_avancada"]], corpus=corpus,
+        message="a erosão ainda não foi controlada",
+        skills=[skill_specs["erosao_avancada"]],
+        corpus=corpus,
         skill_catalog=skill_specs,
     )
     assert outcome.deactivated_skills == []
 
 
 def test_a_symptom_switches_its_skill_on_in_any_word_order(corpus, skill_specs):
-    outcome = route(message="apareceram sulcos de erosão no talhão", skills=[], corpus=corpus, skill_catalog=skill_specs)
+    outcome = route(
+        message="apareceram sulcos de erosão no talhão", skills=[], corpus=corpus, skill_catalog=skill_specs
+    )
     assert "erosao_avancada" in outcome.activated_skills
 
 
@@ -161,7 +170,11 @@ def test_a_zero_weight_strategy_brings_nothing(corpus, skill_specs):
 @pytest.mark.parametrize(
     "message, pattern, steps",
     [
-        ("Qual mix de cobertura planto depois da soja?", "recommendation", ["situacao", "opcoes", "tradeoffs", "recomendacao"]),
+        (
+            "Qual mix de cobertura planto depois da soja?",
+            "recommendation",
+            ["situacao", "opcoes", "tradeoffs", "recomendacao"],
+        ),
         ("Como sei se a matéria orgânica está subindo?", "monitoring", ["indicador", "leitura", "acao"]),
         ("O que é agregação do solo?", "concept", ["definicao", "mecanismo", "exemplo"]),
         ("Alguém na região já fez isso com mix de cobertura?", "similar_cases", ["casos", "resultados", "praticas"]),
@@ -191,7 +204,10 @@ def test_diagnosis_runs_the_full_seven_step_chain(corpus, seed_skills, skill_spe
 
 def test_the_recommendation_template_ends_with_a_caveat_step(corpus, seed_skills, skill_specs):
     outcome = route(
-        message="Qual mix de cobertura planto depois da soja?", skills=seed_skills, corpus=corpus, skill_catalog=skill_specs
+        message="Qual mix de cobertura planto depois da soja?",
+        skills=seed_skills,
+        corpus=corpus,
+        skill_catalog=skill_specs,
     )
     last = [s for s in outcome.steps if s["role"] == "template"][-1]
     assert last["name"] == "recomendacao" and last["caveat"] is True

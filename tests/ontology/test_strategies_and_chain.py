@@ -2,7 +2,7 @@
 
 import pytest
 
-from ontology.routing.corpus import CASE_EVIDENCE_TYPES, matches
+from ontology.routing.corpus import CASE_EVIDENCE_TYPES, ChunkRecord, Corpus, matches
 from ontology.routing.engine import route
 from ontology.routing.search import analyze
 from ontology.routing.strategies import casos_semelhantes, graphrag, hibrida, raptor
@@ -260,3 +260,60 @@ def test_filters_select_the_candidates_before_ranking_not_after(corpus):
     by_hand = sorted(zip(cands.tolist(), full.tolist()), key=lambda ps: (-ps[1], ps[0]))[:3]
     assert [h.record.chunk_id for h in hits] == [corpus.records[p].chunk_id for p, _ in by_hand]
     assert [round(h.score, 6) for h in hits] == [round(s, 6) for _, s in by_hand]
+
+
+# --- RAPTOR: the summary tree and its top-down walk ---------------------------------------------
+
+
+@pytest.fixture
+def tree_corpus(sample_rows):
+    from ontology.routing.summary_tree import SummaryTreeIndex, build_tree
+
+    corpus = Corpus(ChunkRecord.from_seed(r) for r in sample_rows)
+    corpus.tree = SummaryTreeIndex(version=1, nodes=build_tree(corpus.records))
+    return corpus
+
+
+def test_the_tree_has_summaries_of_branches_and_of_their_summaries(tree_corpus):
+    nodes = {n.path: n for n in tree_corpus.tree.nodes}
+    top, leaf = nodes["monitoramento"], nodes["monitoramento/indicadores_campo"]
+    assert top.level == 1 and leaf.level == 2 and leaf.parent == "monitoramento"
+    assert set(leaf.chunk_ids) <= set(top.chunk_ids)
+    # extractive: every summary sentence comes from its chunks (level 2) or its children's summaries (level 1)
+    leaf_texts = " ".join(tree_corpus.get(c).text for c in leaf.chunk_ids)
+    assert leaf.text and all(sentence in leaf_texts for sentence in leaf.text.split(". ")[:1])
+    children = " ".join(n.text for n in tree_corpus.tree.nodes if n.parent == "monitoramento")
+    assert top.text.split(". ")[0] in children
+
+
+@pytest.mark.parametrize(
+    "query, top, child",
+    [
+        ("indicadores de campo para acompanhar o solo", "monitoramento", "monitoramento/indicadores_campo"),
+        ("o que é agricultura de processo", "conceitos", "conceitos/principios"),
+    ],
+)
+def test_raptor_walks_the_tree_top_down(tree_corpus, query, top, child):
+    filters = {"classe_ontologica": ["conceito", "processo", "estrutura", "indicador"]}
+    run = raptor(tree_corpus, analyze(query), filters)
+    tree_step, chunk_step = run.steps
+    assert tree_step["name"] == "raptor_arvore"
+    walk = tree_step["tree"]["walk"]
+    assert walk[0]["parent"] == top and walk[0]["node"] == child
+    records = _records(tree_corpus, run)
+    assert records[0].branch.startswith(child)
+    assert all(matches(r, filters) for r in records)
+
+
+def test_a_reversed_tree_ranking_is_caught(tree_corpus, monkeypatch):
+    """The walk follows the summaries' ranking: reverse it and the wrong branch comes first."""
+    from ontology.routing.summary_tree import SummaryTreeIndex
+
+    original = SummaryTreeIndex.ranked
+    monkeypatch.setattr(SummaryTreeIndex, "ranked", lambda self, q, allowed: list(reversed(original(self, q, allowed))))
+    run = raptor(
+        tree_corpus,
+        analyze("indicadores de campo para acompanhar o solo"),
+        {"classe_ontologica": ["indicador", "processo"]},
+    )
+    assert run.steps[0]["tree"]["walk"][0]["node"] != "monitoramento/indicadores_campo"

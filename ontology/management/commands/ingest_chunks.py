@@ -73,6 +73,11 @@ class Command(BaseCommand):
             summary["indexed"] += result.state == "indexed"
             summary["awaiting_curator"] += result.awaiting_curator
         bar.close()
+        if summary["indexed"]:
+            # RAPTOR's summary tree follows the indexed chunks (a no-op when they did not change)
+            from ontology.tasks import summary_tree_build_task
+
+            summary_tree_build_task.delay()
         for error in errors:
             self.stderr.write(error)
         self.stdout.write(
