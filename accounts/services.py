@@ -4,7 +4,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.exceptions import MembershipConflictError
 from accounts.models import Membership, Tenant
-from knowledge.permissions import curators_group_ensure
+from accounts.roles import curators_group
 
 
 @transaction.atomic
@@ -54,6 +54,6 @@ def curator_ensure(*, username: str, tenant: Tenant, password: str | None = None
     elif not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
-    user.groups.add(curators_group_ensure())
+    user.groups.add(curators_group())
     membership_ensure(user=user, tenant=tenant, role=Membership.Role.ADMIN)
     return user

@@ -117,7 +117,7 @@ def sentence(zipf: Zipf, rng: random.Random, n: int) -> str:
 
 
 def make_catalog(size: int):
-    from knowledge.retrieval.router import Entry
+    from knowledge.retrieval.entries import Entry
 
     rng = random.Random(SEED + size)
     zipf = Zipf(make_vocabulary(rng), rng)
@@ -173,7 +173,7 @@ def run_one(impl: str, size: int, n_questions: int, queue) -> None:
     entries, rng, zipf = make_catalog(size)
     questions = make_questions(entries, rng, zipf, n_questions)
     if impl == "router":
-        from knowledge.retrieval.router import RouterIndex
+        from knowledge.retrieval.index import RouterIndex
 
         started = time.perf_counter()
         index = RouterIndex(entries)

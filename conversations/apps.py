@@ -21,7 +21,7 @@ def ensure_conversation_groups(sender, **kwargs):
     """Runs after migrate because permissions exist only then (as ontology's groups do)."""
     from django.contrib.auth.models import Group, Permission
 
-    from knowledge.permissions import CURATORS_GROUP
+    from accounts.roles import CURATORS_GROUP
 
     perms = Permission.objects.filter(content_type__app_label="conversations")
     if not perms.exists():

@@ -169,8 +169,11 @@ class Message(models.Model):
         related_name="reply",
         help_text="The inbound message answered.",
     )
-    # Filled by the UI-context issue: the stored AgentContext snapshot the turn ran with.
-    context_snapshot_id = models.BigIntegerField(null=True, blank=True)
+    # The stored AgentContext the turn ran with. SET_NULL: a snapshot is only deleted with a
+    # turn that failed or was abandoned (both rows go), or with its session (cascade).
+    context_snapshot = models.ForeignKey(
+        "conversations.ContextSnapshot", null=True, blank=True, on_delete=models.SET_NULL, related_name="messages"
+    )
     packages = models.JSONField(
         default=list, blank=True, help_text='Packages whose bodies were delivered: [{"id", "revision"}].'
     )

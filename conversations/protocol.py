@@ -20,13 +20,13 @@ import re
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from common.identifiers import PROCEDURE_PREFIX
+
 ReplyKind = Literal["answer", "fetch", "handoff", "invalid"]
 
 STATUS_ANSWER = 0
 STATUS_HANDOFF = 90
 STATUS_FETCH = 99
-
-PROCEDURE_PREFIX = "::"
 
 _FENCE_RE = re.compile(r"```[ \t]*([A-Za-z0-9_-]*)[ \t]*\r?\n?(.*?)```", re.DOTALL)
 
@@ -124,12 +124,3 @@ def parse_agent_reply(text: str | None) -> AgentReply:
         reason = data.get("reason")
         return AgentReply(kind="handoff", reason=reason.strip() if isinstance(reason, str) else "")
     return AgentReply(kind="invalid", error="unknown_status")
-
-
-def split_procedure_prefix(requested: str) -> tuple[str, bool]:
-    """``"::onboarding"`` → ``("onboarding", True)``; plain IDs pass through."""
-
-    requested = requested.strip()
-    if requested.startswith(PROCEDURE_PREFIX):
-        return requested[len(PROCEDURE_PREFIX):].strip(), True
-    return requested, False

@@ -1,12 +1,7 @@
 from django.db.models import QuerySet
 
 from conversations.exceptions import SessionNotFoundError
-from conversations.models import Agent, Handoff, Message, Session
-
-
-def agent_list(*, active_only: bool = True) -> QuerySet[Agent]:
-    qs = Agent.objects.all()
-    return qs.filter(is_active=True) if active_only else qs
+from conversations.models import Message, Session
 
 
 def session_get(*, tenant, session_id) -> Session:
@@ -30,7 +25,3 @@ def session_history(*, session: Session, before: Message, limit: int) -> list[tu
         .values_list("role", "text")[:limit]
     )
     return list(reversed(rows))
-
-
-def handoffs_open() -> QuerySet[Handoff]:
-    return Handoff.objects.filter(resolved_at__isnull=True).select_related("session", "session__tenant", "message")

@@ -60,12 +60,6 @@ def format_brl(value: Decimal | int) -> str:
     return ("-" if value < 0 else "") + "R$ " + text
 
 
-def percent_display_fraction(fraction: Decimal | int) -> Decimal:
-    """The fraction a formatted percentage stands for: 0.024537 -> 0.0245."""
-    percent = (Decimal(fraction) * 100).quantize(PERCENT_STEP, rounding=ROUND_HALF_UP)
-    return percent / 100
-
-
 def format_percent(fraction: Decimal | int) -> str:
     """A fraction as a pt-BR percentage: 0.0245 -> "2,45%", 0.1 -> "10%", -0.035 -> "-3,5%"."""
     percent = (Decimal(fraction) * 100).quantize(PERCENT_STEP, rounding=ROUND_HALF_UP)

@@ -302,7 +302,7 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
     def retrieval_test_view(self, request):
         """A curator types a question (and a semantic ID) and sees what would be delivered, and why."""
         from knowledge.forms import RetrievalTestForm
-        from knowledge.router import route_context
+        from knowledge.routing_service import route_context
 
         if not self.has_view_permission(request):
             raise PermissionDenied

@@ -112,10 +112,6 @@ def get_active_catalog() -> Catalog:
         return _cached
 
 
-def render_package_catalog() -> str:
-    return get_active_catalog().render()
-
-
 def clear_catalog_cache() -> None:
     global _cached
     with _lock:

@@ -37,10 +37,6 @@ def half_life_seconds() -> float:
     return float(getattr(settings, "KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", 14.0)) * 86400.0
 
 
-def feedback_version() -> int:
-    return int(cache.get(FEEDBACK_VERSION_KEY) or 0)
-
-
 def _bump_feedback_version() -> None:
     try:
         cache.incr(FEEDBACK_VERSION_KEY)
@@ -89,7 +85,7 @@ def fetch_feedback_record(
     in full teaches nothing and is not recorded. Each part of a multi-part
     question where the entry was relevant gets its own row.
     """
-    from knowledge.router import route_context
+    from knowledge.routing_service import route_context
 
     package_id = (package_id or "").strip()
     if not package_id or not (query or "").strip():

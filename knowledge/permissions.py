@@ -2,14 +2,13 @@
 
 from django.contrib.auth.models import Group, Permission
 
-CURATORS_GROUP = "curators"
-CURATOR_APPS = ("knowledge",)
+from accounts.roles import CURATORS_GROUP, curators_group
 
 
 def curators_group_ensure() -> Group:
-    group, _ = Group.objects.get_or_create(name=CURATORS_GROUP)
-    perms = Permission.objects.filter(content_type__app_label__in=CURATOR_APPS)
-    group.permissions.add(*perms)
+    """The curators group with every knowledge permission (run after migrate, when permissions exist)."""
+    group = curators_group()
+    group.permissions.add(*Permission.objects.filter(content_type__app_label="knowledge"))
     return group
 
 

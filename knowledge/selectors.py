@@ -10,11 +10,6 @@ def catalog_version_get() -> int:
     return version or 0
 
 
-def package_list(*, active_only: bool = True) -> QuerySet[Package]:
-    qs = Package.objects.order_by("position", "package_id")
-    return qs.filter(is_active=True) if active_only else qs
-
-
 def package_revisions(*, package: Package) -> QuerySet[PackageRevision]:
     return package.revisions.select_related("author").order_by("-number")
 

@@ -12,7 +12,7 @@ from rest_framework import serializers
 
 from common.exceptions import ApplicationError
 from common.identifiers import is_semantic_id
-from knowledge.router import SemanticContext
+from knowledge.routing_service import SemanticContext
 
 CONTEXT_MAX_BYTES = 5120
 MAX_PARENTS = 20

@@ -5,6 +5,5 @@ from knowledge import apis
 app_name = "knowledge"
 urlpatterns = [
     path("packages", apis.PackageListApi.as_view(), name="package-list"),
-    path("context", apis.ContextApi.as_view(), name="context"),
     path("packages/<str:package_ref>", apis.PackageDetailApi.as_view(), name="package-detail"),
 ]

@@ -50,11 +50,6 @@ def provider_for(agent) -> LLMProvider:
     return provider_for_settings(agent_llm_settings(agent))
 
 
-def default_provider() -> LLMProvider:
-    """The provider of the global ``LLM_*`` settings, for callers without an agent (e.g. explanations)."""
-    return provider_for_settings(llm_settings())
-
-
 def provider_for_settings(config: LLMSettings) -> LLMProvider:
     """One provider instance per effective configuration (a replay script keeps its cursor)."""
     with _providers_lock:

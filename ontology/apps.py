@@ -11,7 +11,7 @@ def ensure_curation_groups(sender, **kwargs):
     permissions exist only then."""
     from django.contrib.auth.models import Group, Permission
 
-    from knowledge.permissions import CURATORS_GROUP
+    from accounts.roles import CURATORS_GROUP
 
     perms = Permission.objects.filter(content_type__app_label="ontology")
     if not perms.exists():

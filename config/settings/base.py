@@ -198,42 +198,19 @@ if DEMO_ENABLED:
 _catalog_dirs = env.list("KNOWLEDGE_CATALOG_DIR", default=[str(d) for d in _default_catalog_dirs])
 KNOWLEDGE_CATALOG_DIRS = [Path(d) for d in _catalog_dirs if d and d.lower() != "none"]
 
-# Knowledge router (docs/retrieval.md). Weighted reciprocal rank fusion: each
-# signal's list adds weight / (RRF_K + rank). An ID the user typed outweighs
-# everything; focus in the UI next; keywords and BM25 equal; context parents,
-# the page and wiki-link neighbours only nudge.
-KNOWLEDGE_ROUTER_WEIGHTS = {
-    "id": 6.0,
-    "semantic": 4.0,
-    "feedback": 3.0,
-    "keyword": 2.0,
-    "bm25": 2.0,
-    "semantic_parent": 1.5,
-    "semantic_page": 0.8,
-    "wikilink": 0.6,
-}
-# Small k: catalogs and per-signal lists are short, first place must stand out.
-KNOWLEDGE_ROUTER_RRF_K = 5
-# BM25F field weights (applied to term frequencies before saturation).
-KNOWLEDGE_FIELD_WEIGHTS = {"id": 3.0, "aliases": 3.0, "title": 2.5, "keywords": 2.0, "summary": 1.5, "body": 1.0}
+# Knowledge router (docs/retrieval.md). Its tuning knobs and their defaults live in
+# knowledge/retrieval/entries.py (RouterConfig) and fusion.py (signal weights); set
+# KNOWLEDGE_ROUTER_WEIGHTS, KNOWLEDGE_ROUTER_RRF_K, KNOWLEDGE_FIELD_WEIGHTS,
+# KNOWLEDGE_LISTED_COVERAGE, KNOWLEDGE_FULL_COVERAGE, KNOWLEDGE_UNKNOWN_TERM_WEIGHT,
+# KNOWLEDGE_FULL_RELATIVE_FUSED or KNOWLEDGE_FEEDBACK_MIN_WEIGHT here only to override them.
+
 # Full bodies per part of the message, and the token budget of the first part;
 # each further part adds half of it (asking two things costs a bit more).
 KNOWLEDGE_MAX_FULL_PER_PART = env.int("KNOWLEDGE_MAX_FULL_PER_PART", default=3)
 KNOWLEDGE_BUDGET_TOKENS = env.int("KNOWLEDGE_BUDGET_TOKENS", default=2000)
-# Relevance threshold: share of the question's IDF an entry must hold to be
-# listed / to arrive in full (language-neutral; tuned on knowledge/evaluation).
-KNOWLEDGE_LISTED_COVERAGE = 0.3
-KNOWLEDGE_FULL_COVERAGE = 0.35
-# A question word the catalog never saw weighs 1.5x the rarest known term in
-# that share: asking about something unknown is the out-of-domain evidence.
-KNOWLEDGE_UNKNOWN_TERM_WEIGHT = 1.5
-# A full body also needs half the part's best fused score: the full shape is for
-# the few best, the rest is listed (keeps pt/en/es deliveries alike).
-KNOWLEDGE_FULL_RELATIVE_FUSED = 0.5
-# Fetch feedback: half-life of the signal, weight needed to promote to full,
-# and how close (term Jaccard) a new question must be to a recorded one.
+# Fetch feedback: half-life of the signal, and how close (term Jaccard) a new
+# question must be to a recorded one.
 KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS = env.float("KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", default=14.0)
-KNOWLEDGE_FEEDBACK_MIN_WEIGHT = 0.5
 KNOWLEDGE_FEEDBACK_SIMILARITY = 0.6
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)

@@ -126,6 +126,24 @@ def describe_target(language: str, view: ContextView, target: Target, case: str 
     return base + location_suffix(language, view, target)
 
 
+def _anchor(message: str, primary: PhraseMatch, deictics: list[PhraseMatch]):
+    """Where the description replaces the reference, in which case, and the reference merged into it."""
+    start, case = primary.start, primary.deictic.case
+    if primary.deictic.kind not in (V.VIEWPORT_TOP, V.VIEWPORT_BOTTOM):
+        return start, case, None
+    # "esse item aqui embaixo" is one reference; "o que está acima" is a place.
+    merged = next(
+        (m for m in deictics if m.deictic.kind == V.FOCUS and m.end <= start and not message[m.end : start].strip()),
+        None,
+    )
+    noun_phrase = V.POSITIONAL_NOUN_PHRASE.search(fold_aligned(message[:start]))
+    if merged is not None:
+        return merged.start, merged.deictic.case, merged
+    if noun_phrase is not None:
+        return noun_phrase.start(), V.PLAIN, None
+    return start, V.IN, None
+
+
 def rewrite(
     message: str,
     language: str,
@@ -146,26 +164,7 @@ def rewrite(
         # "Qual o prazo deste equipamento?" → "… deste equipamento (o registro PT-…)?"
         edits.append((primary.noun_end, primary.noun_end, f" ({describe_target(language, view, target)})"))
     elif primary is not None:
-        start, case = primary.start, primary.deictic.case
-        positional = primary.deictic.kind in (V.VIEWPORT_TOP, V.VIEWPORT_BOTTOM)
-        merged = None
-        if positional:
-            # "esse item aqui embaixo" is one reference; "o que está acima" is a place.
-            merged = next(
-                (
-                    m
-                    for m in deictics
-                    if m.deictic.kind == V.FOCUS and m.end <= start and not message[m.end : start].strip()
-                ),
-                None,
-            )
-            noun_phrase = V.POSITIONAL_NOUN_PHRASE.search(fold_aligned(message[:start]))
-            if merged is not None:
-                start, case = merged.start, merged.deictic.case
-            elif noun_phrase is not None:
-                start, case = noun_phrase.start(), V.PLAIN
-            else:
-                case = V.IN
+        start, case, merged = _anchor(message, primary, deictics)
         text = describe_target(language, view, target, case)
         if start == 0 or message[:start].rstrip().endswith((".", "?", "!", "¿")):
             text = _capitalize(text)

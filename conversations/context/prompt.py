@@ -98,5 +98,5 @@ def semantic_context(
         focus_id, parents = target.semantic_id, target.parent_ids
     elif view.focus is not None and view.is_targetable(view.focus):
         focus_id, parents = view.focus.semantic_id, view.focus.parent_ids
-    # Keys as knowledge.router.SemanticContext.coerce reads them.
+    # Keys as knowledge.routing_service.SemanticContext.coerce reads them.
     return {"focus": focus_id, "parent_ids": list(parents), "page": view.page_id}

@@ -1,36 +1,32 @@
 """Deterministic reference resolution: what "isso", "este", "aqui" point at.
 
-Runs before any model call, on a validated (and redacted) AgentContext. The
-rules, in priority order, are documented in docs/context-engine.md; each
-result carries a confidence (exact, high, medium, low). When the context
-does not decide between several elements the result is a clarifying
-question, never a guess.
+Runs before any model call, on a validated (and redacted) AgentContext. This
+module reads the message (reference words, named labels, language, action),
+lets the rule table of ``rules.py`` bind the target, confirms updates, and
+rewrites the message. Each result carries a confidence (exact, high, medium,
+low); when the context does not decide between several elements the result
+is a clarifying question, never a guess.
 """
 
 from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from dataclasses import replace
 from typing import Any
 
 from common.text import fold_aligned, guess_language
 
 from . import vocabulary as V
-from .phrasing import element_phrase, is_bare, record_name, rewrite
+from .phrasing import record_name, rewrite
 from .results import (
     CLARIFICATION,
     EXACT,
     HIGH,
     LOW,
-    MEDIUM,
     RESOLVED,
     TARGET_ELEMENT,
-    TARGET_PAGE,
-    TARGET_RECORD,
-    TARGET_TAB,
-    Clarification,
     Element,
-    Option,
     PhraseMatch,
     RecordChange,
     Reference,
@@ -38,6 +34,7 @@ from .results import (
     SemanticInfo,
     Target,
 )
+from .rules import Binding, Reading, bind, clarification_for
 from .view import ContextView, parent_chain
 
 # Re-exported: the prompt builder, selectors and tests import these from here.
@@ -132,27 +129,6 @@ def _find_named(folded: str, view: ContextView, taken: list[tuple[int, int]]) ->
     return matches
 
 
-def _target_from(element: Element, confidence: str) -> Target:
-    kind = TARGET_TAB if element.type == "tab" else TARGET_ELEMENT
-    return Target(kind, element.semantic_id, element.type, element.label, element.parent_ids, confidence)
-
-
-def _clarify(language: str, action: str, reason: str, options: list[Element]) -> Clarification:
-    options = options[:3]
-    case = "to" if action == "refer" else V.PLAIN
-    phrases = [element_phrase(language, o.type, o.label or o.semantic_id, case) for o in options]
-    if len(phrases) == 1:
-        joined = phrases[0]
-    else:
-        joined = ", ".join(phrases[:-1]) + f" {V.OR_WORD[language]} " + phrases[-1]
-    question = V.CLARIFY_TEMPLATES[(language, action)].format(options=joined)
-    return Clarification(
-        reason=reason,
-        question=question,
-        options=tuple(Option(o.semantic_id, o.label or o.semantic_id) for o in options),
-    )
-
-
 def _parse_value(raw: str) -> Any:
     if raw[:1] in "\"'":
         return raw[1:-1]
@@ -211,6 +187,75 @@ def detect_record_change(
     return RecordChange(prev, None, V.RECORD_CLEARED[language].format(old=old))
 
 
+def read(
+    message: str,
+    context: Mapping[str, Any],
+    *,
+    registry: Mapping[str, SemanticInfo] | None = None,
+    default_language: str = "pt",
+) -> Reading:
+    """The message as found in the context: what every resolution rule reads."""
+    return _read(message, context, registry, default_language)[0]
+
+
+def _read(message: str, context: Mapping[str, Any], registry, default_language: str) -> tuple[Reading, tuple]:
+    """The reading, and the update the message asks for: (is_update, value, unit, has_value)."""
+    view = ContextView(context, registry)
+    folded = fold_aligned(message)
+    deictics = _find_deictics(folded)
+    named = _find_named(folded, view, [(m.start, m.end) for m in deictics])
+    locale = (context.get("user") or {}).get("locale")
+    language = detect_language(folded, [m.deictic.language for m in deictics], locale, default_language)
+    update = _detect_update(folded, message)
+    if update[0]:
+        action = "update"
+    elif set(_words(folded)) & V.EXPLAIN_WORDS or "o que" in folded:
+        action = "explain"
+    else:
+        action = "refer"
+    named_ok = tuple(m for m in named if view.is_targetable(m.element))
+    notes = []
+    if view.focus is not None and not view.is_targetable(view.focus):
+        notes.append("focus_not_targetable")
+    if len(named_ok) < len(named):
+        notes.append("named_element_not_targetable")
+    return Reading(view, folded, language, action, tuple(deictics), named_ok, tuple(notes)), update
+
+
+def _confirm_update(reading: Reading, binding: Binding, value: Any, unit: str | None, has_value: bool):
+    """Updates act on one field: anything short of a high-confidence field is confirmed first.
+
+    Returns (binding, intent).
+    """
+    target = binding.target
+    if target is not None and target.kind == TARGET_ELEMENT and target.confidence in (EXACT, HIGH):
+        intent = {"intent": "UPDATE_FIELD", "target": target.semantic_id, "value": value, "unit": unit}
+        return binding, intent if has_value else None
+    view = reading.view
+    candidates = list(view.candidates())
+    if target is not None and target.kind == TARGET_ELEMENT:
+        candidates = [view.element(target.semantic_id)] + [c for c in candidates if c.semantic_id != target.semantic_id]
+    if not candidates:
+        return binding, None
+    clarification = clarification_for(reading.language, "update", "update_target_uncertain", candidates)
+    return replace(binding, target=None, clarification=clarification), None
+
+
+def _references(reading: Reading, binding: Binding) -> tuple[Reference, ...]:
+    references = list(binding.references)
+    target = binding.target
+    for m in reading.deictics:
+        bound = m is binding.primary and target is not None
+        references.append(
+            Reference(
+                m.deictic.kind, m.phrase, target.semantic_id if bound else None, target.confidence if bound else LOW
+            )
+        )
+    if not reading.deictics and not reading.named and target is not None:
+        references.append(Reference("implicit", None, target.semantic_id, target.confidence))
+    return tuple(references)
+
+
 def resolve(
     message: str,
     context: Mapping[str, Any],
@@ -219,170 +264,29 @@ def resolve(
     previous_selection: Mapping[str, Any] | None = None,
     default_language: str = "pt",
 ) -> Resolution:
-    """Bind the message's references to the context; see docs/context-engine.md."""
-    view = ContextView(context, registry)
-    folded = fold_aligned(message)
-    deictics = _find_deictics(folded)
-    named = _find_named(folded, view, [(m.start, m.end) for m in deictics])
-    locale = (context.get("user") or {}).get("locale")
-    language = detect_language(folded, [m.deictic.language for m in deictics], locale, default_language)
-
-    is_update, value, unit, has_value = _detect_update(folded, message)
-    words = set(_words(folded))
-    if is_update:
-        action = "update"
-    elif words & V.EXPLAIN_WORDS or "o que" in folded:
-        action = "explain"
-    else:
-        action = "refer"
-
-    notes: list[str] = []
-    focus = view.focus
-    focus_ok = focus is not None and view.is_targetable(focus)
-    if focus is not None and not focus_ok:
-        notes.append("focus_not_targetable")
-
-    kinds = {m.deictic.kind for m in deictics}
-    named_ok = [m for m in named if view.is_targetable(m.element)]
-    if len(named_ok) < len(named):
-        notes.append("named_element_not_targetable")
-
-    target: Target | None = None
-    clarification: Clarification | None = None
-    primary: PhraseMatch | None = None
-    references: list[Reference] = []
-
-    def by_kind(kind):
-        return next((m for m in deictics if m.deictic.kind == kind), None)
-
-    # 1. A field named in the message.
-    if named_ok:
-        named_ids = {m.element.semantic_id for m in named_ok}
-        first_label = fold_aligned(named_ok[0].element.label)
-        same_label = [m.element for m in named_ok if fold_aligned(m.element.label) == first_label]
-        if V.FOCUS in kinds and focus_ok and focus.semantic_id not in named_ids:
-            clarification = _clarify(language, action, "named_element_differs_from_focus", [focus, named_ok[0].element])
-        elif len(same_label) > 1 and not (focus_ok and focus.semantic_id in named_ids):
-            clarification = _clarify(language, action, "label_matches_several_elements", same_label)
-        else:
-            chosen = next((m for m in named_ok if focus_ok and m.element.semantic_id == focus.semantic_id), named_ok[0])
-            target = _target_from(chosen.element, EXACT)
-            primary = chosen
-            for m in named_ok:
-                references.append(Reference("named", m.phrase, m.element.semantic_id, EXACT))
-
-    # 2. Deictics, by kind.
-    if target is None and clarification is None:
-        positional = by_kind(V.VIEWPORT_TOP) or by_kind(V.VIEWPORT_BOTTOM)
-        if positional:
-            key = "topVisibleElement" if positional.deictic.kind == V.VIEWPORT_TOP else "bottomVisibleElement"
-            sid = view.viewport.get(key)
-            element = view.element(sid) if sid else None
-            if element is not None and view.is_targetable(element):
-                target, primary = _target_from(element, MEDIUM), positional
-            else:
-                candidates = view.candidates()
-                if len(candidates) > 1:
-                    clarification = _clarify(language, action, "viewport_edge_unknown", candidates)
-                elif candidates:
-                    target, primary = _target_from(candidates[0], LOW), positional
-        elif V.OTHER in kinds:
-            # "E o outro?": the visible candidate that is not the focus; several → ask.
-            match = by_kind(V.OTHER)
-            others = [c for c in view.candidates() if not (focus is not None and c.semantic_id == focus.semantic_id)]
-            if len(others) == 1:
-                target, primary = _target_from(others[0], HIGH if focus_ok else MEDIUM), match
-            elif others:
-                clarification = _clarify(language, action, "several_other_elements", others)
-        elif V.FOCUS in kinds:
-            match = by_kind(V.FOCUS)
-            if focus_ok:
-                target, primary = _target_from(focus, EXACT), match
-            else:
-                candidates = view.candidates()
-                if len(candidates) > 1:
-                    clarification = _clarify(language, action, "no_focus_several_elements", candidates)
-                elif candidates:
-                    target, primary = _target_from(candidates[0], MEDIUM), match
-        elif V.SELECTION in kinds:
-            match = by_kind(V.SELECTION)
-            if view.selection:
-                target = Target(TARGET_RECORD, None, "record", record_name(view.selection), (), EXACT)
-                primary = match
-            elif focus_ok:
-                target, primary = _target_from(focus, MEDIUM), match
-        elif V.TAB in kinds and view.active_tab:
-            tab = view.active_tab
-            target = Target(
-                TARGET_TAB, tab["semanticId"], "tab", tab["title"], (view.page_id,) if view.page_id else (), EXACT
-            )
-            primary = by_kind(V.TAB)
-        elif V.PAGE in kinds:
-            target = Target(TARGET_PAGE, view.page_id, "page", view.page.get("title"), (), EXACT)
-            primary = by_kind(V.PAGE)
-
-    # 3. No reference words: "Explique." means the focus (seed §1).
-    if target is None and clarification is None:
-        if deictics:
-            # A reference we could not bind to anything better: the page, flagged low.
-            target = Target(TARGET_PAGE, view.page_id, "page", view.page.get("title"), (), LOW)
-            primary = deictics[0]
-        elif focus_ok:
-            target = _target_from(focus, HIGH if is_bare(folded) else LOW)
-        elif is_bare(folded):
-            candidates = view.candidates()
-            if len(candidates) > 1:
-                clarification = _clarify(language, action, "no_focus_several_elements", candidates)
-            elif candidates:
-                target = _target_from(candidates[0], MEDIUM)
-            elif view.selection:
-                target = Target(TARGET_RECORD, None, "record", record_name(view.selection), (), MEDIUM)
-            else:
-                target = Target(TARGET_PAGE, view.page_id, "page", view.page.get("title"), (), LOW)
-
-    # Updates act on one field: anything short of high confidence is confirmed first.
+    """Bind the message's references to the context (``rules.RULES``); see docs/context-engine.md."""
+    reading, (is_update, value, unit, has_value) = _read(message, context, registry, default_language)
+    view, folded, language = reading.view, reading.folded, reading.language
+    binding = bind(reading)
     intent = None
-    if is_update and clarification is None:
-        if target is not None and target.kind == TARGET_ELEMENT and target.confidence in (EXACT, HIGH):
-            if has_value:
-                intent = {"intent": "UPDATE_FIELD", "target": target.semantic_id, "value": value, "unit": unit}
-        else:
-            candidates = [e for e in view.candidates()]
-            if target is not None and target.kind == TARGET_ELEMENT:
-                candidates = [view.element(target.semantic_id)] + [
-                    c for c in candidates if c.semantic_id != target.semantic_id
-                ]
-            if candidates:
-                clarification = _clarify(language, "update", "update_target_uncertain", candidates)
-                target = None
-
-    for m in deictics:
-        sid = None
-        if m is primary and target is not None:
-            sid = target.semantic_id
-        references.append(
-            Reference(m.deictic.kind, m.phrase, sid, target.confidence if m is primary and target else LOW)
-        )
-    if not deictics and not named_ok and target is not None:
-        references.append(Reference("implicit", None, target.semantic_id, target.confidence))
-
-    record_change = detect_record_change(previous_selection, view.selection, language)
+    if is_update and binding.clarification is None:
+        binding, intent = _confirm_update(reading, binding, value, unit, has_value)
+    target, clarification = binding.target, binding.clarification
 
     if clarification is not None:
         rewritten = message
     else:
-        rewritten = rewrite(message, language, view, target, primary, deictics)
-
+        rewritten = rewrite(message, language, view, target, binding.primary, list(reading.deictics))
     return Resolution(
         status=CLARIFICATION if clarification else RESOLVED,
         language=language,
-        action=action,
-        references=tuple(references),
+        action=reading.action,
+        references=_references(reading, binding),
         target=target,
         clarification=clarification,
         rewritten_message=rewritten,
         intent=intent,
         asks_about_value=_asks_about_value(folded, target) if target and target.kind == TARGET_ELEMENT else False,
-        record_change=record_change,
-        notes=tuple(notes),
+        record_change=detect_record_change(previous_selection, view.selection, language),
+        notes=reading.notes,
     )

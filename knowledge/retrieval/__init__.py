@@ -1,12 +1,14 @@
-"""Pure retrieval: the sparse BM25+ index, fusion, splitting, the router core.
+"""Pure retrieval: entries, the index, signals, fusion, shaping, splitting, the sparse BM25+ index.
 
 No Django imports here: this is the hot path, tested and benchmarked as plain code.
-The Django lifecycle (per-process index, cache, feedback) is in ``knowledge.router``.
+The Django lifecycle (per-process index, cache, feedback) is in ``knowledge.routing_service``.
 """
 
 from .bm25 import SparseBM25Index
+from .entries import Entry, RouterConfig
 from .fusion import estimate_tokens, weighted_rrf
-from .router import Delivered, Entry, RouteResult, RouterConfig, RouterIndex
+from .index import RouterIndex
+from .shaping import Delivered, RouteResult
 from .splitting import split_parts
 
 __all__ = [

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .router import RouteResult
+from .shaping import RouteResult
 
 
 @dataclass

@@ -52,10 +52,6 @@ def strategies() -> tuple[str, ...]:
     return tuple(patterns_file()["strategies"])
 
 
-def chain_classes() -> tuple[str, ...]:
-    return tuple(patterns_file()["chain"])
-
-
 def critical_class_ids() -> frozenset[str]:
     return frozenset(c["id"] for c in classes_file()["classes"] if c.get("critical"))
 

@@ -38,7 +38,10 @@ def checkout(tmp_path):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     _stub(bin_dir / "pg_isready", 'exit "${FAKE_PG:-0}"')
     _stub(bin_dir / "redis-cli", 'exit "${FAKE_REDIS:-0}"')
-    _stub(bin_dir / "python", 'echo "python $*" >> "$FAKE_LOG"; exit "${FAKE_PYTEST_STATUS:-0}"')
+    _stub(
+        bin_dir / "python",
+        'echo "python $*" >> "$FAKE_LOG"; [ "$2" = ruff ] && exit "${FAKE_RUFF_STATUS:-0}"; exit "${FAKE_PYTEST_STATUS:-0}"',
+    )
     return root, bin_dir
 
 
@@ -65,13 +68,20 @@ def test_pytest_collecting_no_tests_fails_the_ci_run(checkout):
     result = _run(checkout, ".ci/run", npm=True, FAKE_PYTEST_STATUS="5")
     assert result.returncode == 1
     assert "ERROR: pytest collected no tests." in result.stderr
-    assert _calls(checkout)[0] == "python -m pytest"
+    assert _calls(checkout)[:2] == ["python -m ruff check .", "python -m pytest"]
 
 
 def test_a_green_run_exits_zero_and_runs_the_js_tests(checkout):
     result = _run(checkout, ".ci/run", npm=True)
     assert result.returncode == 0, result.stderr
-    assert _calls(checkout) == ["python -m pytest", "npm test --prefix tests/js"]
+    assert _calls(checkout) == ["python -m ruff check .", "python -m pytest", "npm test --prefix tests/js"]
+
+
+def test_a_lint_or_complexity_failure_fails_the_whole_run_before_pytest(checkout):
+    result = _run(checkout, ".ci/run", npm=True, FAKE_RUFF_STATUS="1")
+    assert result.returncode == 1
+    assert "ERROR: ruff check failed" in result.stderr
+    assert _calls(checkout) == ["python -m ruff check ."]
 
 
 @pytest.mark.parametrize(("pytest_status", "npm_status", "expected"), [("1", "0", 1), ("0", "1", 1), ("2", "1", 2)])

@@ -2,7 +2,8 @@
 
 import pytest
 
-from conversations.protocol import parse_agent_reply, split_procedure_prefix
+from common.identifiers import requested_package_key
+from conversations.protocol import parse_agent_reply
 
 
 def test_answer_object_is_an_answer():
@@ -25,8 +26,8 @@ def test_fetch_keeps_the_requested_id():
 def test_fetch_of_a_procedure_keeps_the_prefix():
     reply = parse_agent_reply('{"s":99,"context_needed":"::quote-request"}')
     assert reply.fetch_target == "::quote-request"
-    assert split_procedure_prefix(reply.fetch_target) == ("quote-request", True)
-    assert split_procedure_prefix("PRECOS") == ("PRECOS", False)
+    assert requested_package_key(reply.fetch_target) == "QUOTE_REQUEST"
+    assert requested_package_key("PRECOS") == "PRECOS"
 
 
 @pytest.mark.parametrize(

@@ -87,13 +87,13 @@ def test_three_seed_agents_exist_and_one_is_the_default(agents):
 
 def test_default_provider_follows_the_global_settings(settings, llm_server):
     from llm import ChatMessage, LLMRequest
-    from llm.runtime import default_provider
+    from llm.runtime import llm_settings, provider_for_settings
 
-    assert default_provider().name == "offline"
+    assert provider_for_settings(llm_settings()).name == "offline"
     settings.LLM_PROVIDER = "openai"
     settings.LLM_BASE_URL = llm_server.url
     llm_server.reply("olá")
-    assert default_provider().complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"
+    assert provider_for_settings(llm_settings()).complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"
 
 
 @pytest.mark.parametrize(

@@ -1,5 +1,4 @@
-from knowledge.catalog import get_active_catalog
-from knowledge.ids import resolve_package_id
+from knowledge.catalog import Catalog, PackageEntry, get_active_catalog
 
 SEED_IDS = [
     "CLICKSIGN_PROCESS", "COMPANY_INFO", "CUSTOM_DEVELOPMENT", "DELIVERY_TIMELINES", "GENOME_SIZES",
@@ -30,6 +29,17 @@ def test_render_package_catalog_lists_every_package_in_order(catalog):
     assert len(lines) == 15
     assert lines[0].startswith("- ::CLICKSIGN_PROCESS — ")  # a procedure is offered by name
     assert lines[11].startswith("- PRICING_RULES — ")
+
+
+def _entry(package_id: str, *aliases: str) -> PackageEntry:
+    return PackageEntry(package_id, package_id.title(), "", "knowledge", False, aliases, (), (), "", "Body.", 1)
+
+
+def resolve_package_id(requested, ids, aliases):
+    """What the catalog resolves among `ids` (with `aliases`: alias -> ID), as an ID."""
+    entries = [_entry(pid, *(alias for alias, target in aliases.items() if target == pid)) for pid in ids]
+    entry = Catalog.build(version=1, entries=entries).resolve(requested)
+    return entry.package_id if entry else None
 
 
 def test_resolve_package_id_normalizes_accents_case_and_separators():

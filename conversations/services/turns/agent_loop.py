@@ -79,41 +79,16 @@ def agent_loop(
         for delivered in prepared.delivered:
             state.packages[delivered.package_id] = delivered.revision
         state.llm_calls += 1
-        started = time.monotonic()
-        try:
-            result = provider.complete(prepared.request)
-        except ProviderUnavailable as exc:
-            state.llm_ms += ms_since(started)
-            logger.warning(
-                "provider unavailable session=%s message=%s provider=%s reason=%s attempts=%s",
-                session.pk,
-                inbound.pk,
-                getattr(provider, "name", "?"),
-                exc.reason,
-                exc.attempts,
-            )
-            return handoff(HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider unavailable ({exc.reason}).")
-        except Exception as exc:  # the provider boundary: a turn is saved, never a 500
-            state.llm_ms += ms_since(started)
-            logger.error(
-                "provider failed session=%s message=%s error=%s", session.pk, inbound.pk, exc.__class__.__name__
-            )
-            return handoff(HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider failed ({exc.__class__.__name__}).")
-        state.llm_ms += ms_since(started)
-
-        reply = parse_agent_reply(result.text)
+        text, failure = _provider_reply(provider, prepared.request, state, session=session, inbound=inbound)
+        if failure:
+            return handoff(*failure)
+        reply = parse_agent_reply(text)
         if reply.kind == "answer":
             state.reply = reply.message
             return state
-        if reply.kind == "handoff":
-            return handoff(HandoffReason.AGENT_REQUEST, reply.reason or "The agent asked for a person.")
-        if reply.kind == "invalid":
-            return handoff(HandoffReason.INVALID_REPLY, f"Unusable agent reply ({reply.error}).")
-
-        # s=99: never let the model answer without the package it asked for.
-        problem = reply.fetch_problem
-        if problem:
-            return handoff(HandoffReason.UNCERTAINTY, f"s=99 with {problem.replace('_', ' ')} context_needed.")
+        failure = _reply_handoff(reply)
+        if failure:
+            return handoff(*failure)
         requested = reply.fetch_target
         entry = catalog.resolve(requested)
         if entry is None or not entry.body.strip():
@@ -128,6 +103,42 @@ def agent_loop(
                 HandoffReason.BUDGET_EXCEEDED,
                 f"Fetch {state.enrichments} in one message exceeds the budget of {budget} (last: {entry.package_id}).",
             )
+
+
+def _provider_reply(provider, request, state: TurnOutcome, *, session: Session, inbound: Message):
+    """(the reply text, None), or (None, the hand-off reason and detail a provider failure calls for)."""
+    started = time.monotonic()
+    try:
+        result = provider.complete(request)
+    except ProviderUnavailable as exc:
+        state.llm_ms += ms_since(started)
+        logger.warning(
+            "provider unavailable session=%s message=%s provider=%s reason=%s attempts=%s",
+            session.pk,
+            inbound.pk,
+            getattr(provider, "name", "?"),
+            exc.reason,
+            exc.attempts,
+        )
+        return None, (HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider unavailable ({exc.reason}).")
+    except Exception as exc:  # the provider boundary: a turn is saved, never a 500
+        state.llm_ms += ms_since(started)
+        logger.error("provider failed session=%s message=%s error=%s", session.pk, inbound.pk, exc.__class__.__name__)
+        return None, (HandoffReason.PROVIDER_UNAVAILABLE, f"LLM provider failed ({exc.__class__.__name__}).")
+    state.llm_ms += ms_since(started)
+    return result.text, None
+
+
+def _reply_handoff(reply) -> tuple[str, str] | None:
+    """The hand-off a reply calls for when it is neither an answer nor a usable s=99."""
+    if reply.kind == "handoff":
+        return HandoffReason.AGENT_REQUEST, reply.reason or "The agent asked for a person."
+    if reply.kind == "invalid":
+        return HandoffReason.INVALID_REPLY, f"Unusable agent reply ({reply.error})."
+    # s=99: never let the model answer without the package it asked for.
+    if reply.fetch_problem:
+        return HandoffReason.UNCERTAINTY, f"s=99 with {reply.fetch_problem.replace('_', ' ')} context_needed."
+    return None
 
 
 def ms_since(started: float) -> int:

@@ -12,7 +12,7 @@ from conversations.models import Session
 from conversations.prompts import KnowledgeSet
 from knowledge.catalog import Catalog
 from knowledge.feedback import fetch_feedback_record_for_session
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 
 from .outcome import TurnContext
 

@@ -3,7 +3,7 @@ import json
 from django.core.management.base import BaseCommand, CommandError
 
 from knowledge.retrieval.evaluation import evaluate, load_queries
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from knowledge.router import reindex
+from knowledge.routing_service import reindex
 
 
 class Command(BaseCommand):

@@ -1,6 +1,6 @@
 """The pure router on hand-made catalogs (no database)."""
 
-from knowledge.retrieval.router import Entry, RouterIndex
+from knowledge.retrieval import Entry, RouterIndex
 
 CATALOG = [
     Entry("SANGER_TIMES", "Prazos do Sanger", "Prazo em dias úteis", keywords=("prazo", "turnaround", "plazo")),
@@ -38,7 +38,7 @@ def test_typo_in_a_question_still_finds_the_entry():
 
 
 def test_config_weights_change_the_fusion():
-    from knowledge.retrieval.router import RouterConfig
+    from knowledge.retrieval import RouterConfig
 
     index = RouterIndex(CATALOG, config=RouterConfig(weights={"bm25": 1.0}))
     result = index.route("prazo")

@@ -2,7 +2,7 @@ import pytest
 from django.core.cache import cache
 
 from knowledge.feedback import clear_feedback_snapshot
-from knowledge.router import index_holder
+from knowledge.routing_service import index_holder
 
 
 @pytest.fixture(autouse=True)

@@ -2,7 +2,7 @@
 
 import pytest
 
-from knowledge.router import index_holder, route_context
+from knowledge.routing_service import index_holder, route_context
 
 
 @pytest.fixture

@@ -7,7 +7,7 @@ from django.utils import timezone
 
 from knowledge.feedback import fetch_feedback_record, fetch_feedback_record_for_session
 from knowledge.models import FetchFeedback
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 
 from .conftest import find
 

@@ -3,7 +3,7 @@
 import pytest
 
 from knowledge.package_files import PackageFileError, parse_package_text
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 from knowledge.selectors import package_wikilinks_unresolved
 
 from .conftest import find

@@ -13,7 +13,7 @@ from django.core.management import call_command
 from django.db import connection
 
 from knowledge.models import Package
-from knowledge.router import RouterIndexHolder, index_holder, route_context
+from knowledge.routing_service import RouterIndexHolder, index_holder, route_context
 from knowledge.services import catalog_sync_bundled, package_update
 
 ROOT = Path(settings.BASE_DIR)
@@ -62,7 +62,7 @@ def test_the_old_index_answers_while_the_new_one_is_built(catalog, monkeypatch):
     from knowledge.catalog import get_active_catalog
 
     new_catalog = get_active_catalog()
-    monkeypatch.setattr("knowledge.router.get_active_catalog", lambda: new_catalog)
+    monkeypatch.setattr("knowledge.routing_service.get_active_catalog", lambda: new_catalog)
     builder = threading.Thread(target=holder.get)
     builder.start()
     assert started.wait(5)
@@ -84,7 +84,7 @@ WORKER = """
 import json, os, sys
 import django
 django.setup()
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 for line in sys.stdin:
     result = route_context(message=line.strip())
     body = next((d.body for d in result.full if d.id == "DELIVERY_TIMELINES"), None)
@@ -133,13 +133,13 @@ def test_a_warm_route_costs_one_query(catalog, django_assert_num_queries):
 
 
 def test_reindex_makes_every_process_rebuild_on_its_next_question(catalog):
-    from knowledge.router import reindex
+    from knowledge.routing_service import reindex
 
     other_process = RouterIndexHolder()  # another process's holder: it only sees the shared cache
     route_context(message="prazo")
     from django.core.cache import cache
 
-    from knowledge.router import ROUTER_GENERATION_KEY
+    from knowledge.routing_service import ROUTER_GENERATION_KEY
 
     generation = int(cache.get(ROUTER_GENERATION_KEY) or 0)
     first, _ = other_process.get(generation=generation)

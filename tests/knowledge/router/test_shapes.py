@@ -3,7 +3,7 @@
 import pytest
 
 from knowledge.retrieval.fusion import estimate_tokens
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 
 from .conftest import find
 

@@ -1,6 +1,6 @@
 """Each signal of the router, visible in `why`."""
 
-from knowledge.router import route_context
+from knowledge.routing_service import route_context
 
 from .conftest import find, why_signals
 

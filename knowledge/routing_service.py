@@ -29,8 +29,9 @@ from django.core.cache import cache
 
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import FEEDBACK_VERSION_KEY, feedback_weights, session_routes_remember
-from knowledge.retrieval.fusion import DEFAULT_WEIGHTS
-from knowledge.retrieval.router import DEFAULT_FIELD_WEIGHTS, RouteResult, RouterConfig, RouterIndex
+from knowledge.retrieval.entries import RouterConfig
+from knowledge.retrieval.index import RouterIndex
+from knowledge.retrieval.shaping import RouteResult
 
 logger = logging.getLogger(__name__)
 
@@ -68,18 +69,22 @@ class SemanticContext:
 
 
 def router_config() -> RouterConfig:
-    """The router's settings, read on every call (cheap) so a change rebuilds the index."""
+    """The router's settings, read on every call (cheap) so a change rebuilds the index.
+
+    A setting left out keeps ``RouterConfig``'s default: defaults live there only.
+    """
+    default = RouterConfig()
     return RouterConfig(
-        weights={**DEFAULT_WEIGHTS, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
-        rrf_k=float(getattr(settings, "KNOWLEDGE_ROUTER_RRF_K", 5)),
-        field_weights={**DEFAULT_FIELD_WEIGHTS, **getattr(settings, "KNOWLEDGE_FIELD_WEIGHTS", {})},
-        max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", 3)),
-        budget_tokens=int(getattr(settings, "KNOWLEDGE_BUDGET_TOKENS", 2000)),
-        listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", 0.3)),
-        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", 0.35)),
-        unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", 1.5)),
-        full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", 0.5)),
-        feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", 0.5)),
+        weights={**default.weights, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
+        rrf_k=float(getattr(settings, "KNOWLEDGE_ROUTER_RRF_K", default.rrf_k)),
+        field_weights={**default.field_weights, **getattr(settings, "KNOWLEDGE_FIELD_WEIGHTS", {})},
+        max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", default.max_full_per_part)),
+        budget_tokens=int(getattr(settings, "KNOWLEDGE_BUDGET_TOKENS", default.budget_tokens)),
+        listed_coverage=float(getattr(settings, "KNOWLEDGE_LISTED_COVERAGE", default.listed_coverage)),
+        full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", default.full_coverage)),
+        unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", default.unknown_term_weight)),
+        full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", default.full_relative_fused)),
+        feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", default.feedback_min_weight)),
     )
 
 

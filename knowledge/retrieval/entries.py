@@ -1,0 +1,89 @@
+"""What the router reads about a catalog entry, and how it is weighed and tuned.
+
+Any object with these attributes will do (``knowledge.catalog.PackageEntry``
+in the app, ``Entry`` in benchmarks and plain tests).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Protocol
+
+from .fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS
+
+KIND_KNOWLEDGE = "knowledge"
+KIND_RULE = "rule"
+KIND_PROCEDURE = "procedure"
+
+
+class EntryLike(Protocol):
+    package_id: str
+    title: str
+    summary: str
+    kind: str
+    strict: bool
+    aliases: Sequence[str]
+    keywords: Sequence[str]
+    semantic_ids: Sequence[str]
+    body: str
+    revision: int
+
+
+@dataclass(frozen=True, slots=True)
+class Entry:
+    """Minimal catalog entry (benchmarks, plain tests)."""
+
+    package_id: str
+    title: str
+    summary: str = ""
+    kind: str = KIND_KNOWLEDGE
+    strict: bool = False
+    aliases: tuple[str, ...] = ()
+    keywords: tuple[str, ...] = ()
+    semantic_ids: tuple[str, ...] = ()
+    body: str = ""
+    revision: int = 1
+
+
+DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
+    "id": 3.0,
+    "aliases": 3.0,
+    "title": 2.5,
+    "keywords": 2.0,
+    "summary": 1.5,
+    "body": 1.0,
+}
+
+
+@dataclass(frozen=True)
+class RouterConfig:
+    """Every tuning knob of the router, with its default (the only place defaults live)."""
+
+    weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_WEIGHTS))
+    rrf_k: float = DEFAULT_RRF_K
+    field_weights: Mapping[str, float] = field(default_factory=lambda: dict(DEFAULT_FIELD_WEIGHTS))
+    max_full_per_part: int = 3
+    budget_tokens: int = 2000
+    # Each extra part adds this fraction of the budget: asking two things
+    # costs a bit more than one, never more with a bigger catalog.
+    extra_part_budget: float = 0.5
+    # Relevance threshold: share of the question's term weight (IDF) an
+    # entry must contain. Language-neutral: it is relative to the
+    # question's own terms, not to a raw score that varies with its length.
+    listed_coverage: float = 0.3
+    full_coverage: float = 0.35
+    # An entry must also score at least this share of the part's best BM25.
+    full_relative_score: float = 0.35
+    # A full body also needs this share of the part's best fused score.
+    full_relative_fused: float = 0.5
+    bm25_top_k: int = 40
+    typo_weight: float = 0.7
+    # A question term the catalog has never seen weighs this many times the
+    # rarest known term in the coverage denominator: talking about something
+    # the catalog does not know is evidence of an out-of-domain question.
+    unknown_term_weight: float = 1.5
+    feedback_min_weight: float = 0.5
+    k1: float = 1.2
+    b: float = 0.75
+    delta: float = 1.0

@@ -1,0 +1,188 @@
+"""The router's index of one catalog version, and ``route``: split, signals, fusion, shaping.
+
+Pure Python over any sequence of catalog entries: no database, no cache, no
+settings. The Django layer (``knowledge.routing_service``) owns the lifecycle,
+the query cache and fetch feedback, and passes its settings in ``RouterConfig``.
+
+Per part of the message (``signals.route_part``):
+
+1. **context hits** — an ID or alias named in the message; the UI semantic
+   ID in focus (exact), then its parents (declared or by dotted prefix),
+   then the page. *Cascade*: when these hits already cover every content
+   term of the part, the part is answered from them (BM25 scores only those
+   candidates, with whole-corpus IDF) and the corpus is not scanned;
+2. otherwise **keywords** (every term of a curated keyword present) and
+   **BM25+** over the weighted fields, kept when they pass the relevance
+   threshold (coverage of the question's terms, see ``signals.Slot``);
+3. **wiki-link neighbours** (one hop, both directions) of the strong hits;
+4. **fetch feedback** for this question, given by the caller;
+5. weighted reciprocal rank fusion of all of the above (``fusion``).
+
+Then shaping over all parts (``shaping.shape``): strict relevant rules in
+full; each part's best eligible entries in full, round-robin across parts so
+every part's best arrives, within the token budget and ``max_full`` per part;
+procedures by name only; every other relevant entry listed (id, title, one line).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from collections import Counter
+from collections.abc import Callable, Mapping, Sequence
+
+import numpy as np
+
+from common.identifiers import WIKILINK_RE, normalize_package_key
+from common.text import analyze, analyze_identifier, query_key
+
+from .bm25 import SparseBM25Index
+from .entries import KIND_RULE, EntryLike, RouterConfig
+from .fusion import estimate_tokens
+from .shaping import RouteResult, shape
+from .signals import PartOutcome, route_part
+from .splitting import split_parts
+from .typos import TypoExpander
+
+
+class RouterIndex:
+    """Everything the router needs about one catalog version, built once."""
+
+    def __init__(self, entries: Sequence[EntryLike], *, config: RouterConfig | None = None, version: int = 0):
+        started = time.perf_counter()
+        self.config = config or RouterConfig()
+        self.version = version
+        self.entries: list[EntryLike] = list(entries)
+        self.position: dict[str, int] = {e.package_id: i for i, e in enumerate(self.entries)}
+
+        self.id_keys: dict[str, int] = {}
+        self.semantic: dict[str, list[int]] = {}
+        kw_groups: dict[tuple[str, ...], list[int]] = {}
+        self.entry_keywords: list[tuple[tuple[tuple[str, ...], str], ...]] = []
+        # A generator: each entry's term frequencies are consumed by the index
+        # builder and dropped, so a big catalog's build does not hold them all.
+        self.bm25 = SparseBM25Index.build_weighted(
+            self._weighted_docs(kw_groups), k1=self.config.k1, b=self.config.b, delta=self.config.delta
+        )
+        # Keyword index: each distinct analyzed keyword → the entries carrying it,
+        # reachable from its first term. A query touches only its own terms' keywords.
+        # A keyword carried by a large share of a big catalog names nothing in
+        # particular: it is left to BM25 (and not paid for on every question).
+        max_carriers = max(50, len(self.entries) // 20)
+        self.keyword_entries: dict[tuple[str, ...], np.ndarray] = {
+            terms: np.unique(np.asarray(ids, dtype=np.int64))
+            for terms, ids in kw_groups.items()
+            if len(set(ids)) <= max_carriers
+        }
+        # Reachable from their rarest term: a common word heads few keyword lists.
+        self.keywords_by_rarest: dict[str, list[tuple[str, ...]]] = {}
+        for terms in self.keyword_entries:
+            rarest = min(terms, key=lambda t: (self.bm25.df(t), t))
+            self.keywords_by_rarest.setdefault(rarest, []).append(terms)
+        self.typos = TypoExpander(self.bm25.vocabulary_df())
+        self.typos.prepare()  # pay for the typo table at build time, not on a user's question
+        self._body_tokens: dict[int, int] = {}
+        # Wiki links, both directions, to entries of this catalog only.
+        self.links: dict[int, list[int]] = {}
+        for i, e in enumerate(self.entries):
+            for target in WIKILINK_RE.findall(e.body or ""):
+                j = self.id_keys.get(normalize_package_key(target))
+                if j is not None and j != i:
+                    self.links.setdefault(i, []).append(j)
+                    self.links.setdefault(j, []).append(i)
+        self.strict_rules = [i for i, e in enumerate(self.entries) if e.kind == KIND_RULE and e.strict]
+        digest = hashlib.sha1()
+        for e in self.entries:
+            digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
+            digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+        # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
+        self.content_digest = digest.hexdigest()[:16]
+        self.source: object = None
+        self.build_ms = (time.perf_counter() - started) * 1000
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+    def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
+        """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
+        fw = self.config.field_weights
+        for i, e in enumerate(self.entries):
+            fields = (
+                ("id", analyze_identifier(e.package_id)),
+                ("aliases", [t for a in e.aliases for t in analyze_identifier(a)]),
+                ("title", analyze(e.title)),
+                ("keywords", [t for k in e.keywords for t in analyze(k)]),
+                ("summary", analyze(e.summary)),
+                ("body", analyze(e.body)),
+            )
+            freqs: dict[str, float] = {}
+            for name, terms in fields:
+                w = fw.get(name, 1.0)
+                for t, count in Counter(terms).items():  # counting in C: the body dominates
+                    freqs[t] = freqs.get(t, 0.0) + w * count
+            for name in (e.package_id, *e.aliases):
+                key = normalize_package_key(name)
+                if key:
+                    self.id_keys.setdefault(key, i)
+            for sid in e.semantic_ids:
+                self.semantic.setdefault(sid.lower(), []).append(i)
+            analyzed_keywords = []
+            for kw in e.keywords:
+                kw_terms = tuple(dict.fromkeys(analyze(kw)))
+                if kw_terms:
+                    kw_groups.setdefault(kw_terms, []).append(i)
+                    analyzed_keywords.append((kw_terms, kw))
+            self.entry_keywords.append(tuple(analyzed_keywords))
+            yield freqs
+
+    def body_tokens(self, i: int) -> int:
+        cached = self._body_tokens.get(i)
+        if cached is None:
+            cached = self._body_tokens[i] = estimate_tokens(self.entries[i].body)
+        return cached
+
+    def route(
+        self,
+        message: str,
+        *,
+        focus: str | None = None,
+        parents: Sequence[str] = (),
+        page: str | None = None,
+        feedback: Callable[[str], Mapping[str, float]] | Mapping[str, float] | None = None,
+        budget_tokens: int | None = None,
+        max_full: int | None = None,
+    ) -> RouteResult:
+        """Route one message: split, retrieve each part, fuse, shape.
+
+        ``feedback`` is either a mapping package_id → decayed weight for the
+        whole message, or a function of a part's key returning one.
+        ``budget_tokens`` and ``max_full`` are per part.
+        """
+        started = time.perf_counter()
+        parts_text = split_parts(message) or [message or ""]
+        if not (message or "").strip() and (focus or page):
+            parts_text = [""]
+        t_split = time.perf_counter()
+
+        outcomes: list[PartOutcome] = []
+        for text in parts_text:
+            part_feedback: Mapping[str, float]
+            if feedback is None:
+                part_feedback = {}
+            elif callable(feedback):
+                part_feedback = feedback(query_key(text))
+            else:
+                part_feedback = feedback
+            outcomes.append(route_part(self, text, focus=focus, parents=parents, page=page, feedback=part_feedback))
+        t_retrieve = time.perf_counter()
+
+        result = shape(self, outcomes, budget_tokens=budget_tokens, max_full=max_full)
+        t_shape = time.perf_counter()
+        result.timings_ms = {
+            "split": round((t_split - started) * 1000, 3),
+            "retrieve": round((t_retrieve - t_split) * 1000, 3),
+            "bm25": round(sum(o.bm25_ms for o in outcomes), 3),
+            "shape": round((t_shape - t_retrieve) * 1000, 3),
+            "total": round((t_shape - started) * 1000, 3),
+        }
+        return result

@@ -1,0 +1,358 @@
+"""The router's signals for one part of a message, each a ranking with its reasons.
+
+``route_part`` runs them in order: context hits (named ID, semantic focus,
+parents, page), then either the cascade (BM25 among the context hits only, when
+they already cover every content term) or keywords and BM25+ over the whole
+catalog, then fetch feedback, then wiki-link neighbours of the strong hits, and
+fuses the rankings (``fusion.weighted_rrf``). Every signal writes its reason
+into ``why``, which is what the API and the admin's retrieval test show.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+
+from common.identifiers import normalize_package_key, semantic_id_parents
+from common.text import analyze, code_term, tokens
+
+from .fusion import weighted_rrf
+
+if TYPE_CHECKING:
+    from .index import RouterIndex
+
+
+@dataclass
+class Slot:
+    """One content term of the question (or its typo corrections)."""
+
+    terms: list[str]  # index terms that count for this slot
+    weight: float  # query weight of each term (1, or typo_weight)
+    denom: float  # IDF this slot weighs in the coverage denominator
+    label: str  # what the user typed (for `why`)
+
+
+@dataclass
+class PartOutcome:
+    text: str
+    key: str
+    cascade: bool
+    fused: dict[int, float]
+    eligible: set[int]
+    why: dict[int, list[dict[str, Any]]]
+    bm25_ms: float
+
+
+@dataclass
+class _Signals:
+    """The rankings of one part as they are collected, with their reasons and the full-body candidates."""
+
+    rankings: dict[str, list[int]] = field(default_factory=dict)
+    why: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    eligible: set[int] = field(default_factory=set)
+
+    def note(self, i: int, signal: str, rank: int, detail: str) -> None:
+        self.why.setdefault(i, []).append({"signal": signal, "rank": rank, "detail": detail})
+
+
+# ------------------------------------------------------------ the question's terms
+
+
+def query_slots(index: RouterIndex, text: str) -> list[Slot]:
+    slots: list[Slot] = []
+    seen: set[str] = set()
+    bm25 = index.bm25
+    for term in analyze(text):
+        if term in seen:
+            continue
+        seen.add(term)
+        if term in bm25.vocabulary:
+            slots.append(Slot([term], 1.0, bm25.idf(term), term))
+            continue
+        fixes = index.typos.expand(term)
+        if fixes:
+            slots.append(Slot(fixes, index.config.typo_weight, max(bm25.idf(f) for f in fixes), term))
+        else:
+            slots.append(Slot([], 0.0, index.config.unknown_term_weight * bm25.max_idf, term))
+    return slots
+
+
+def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
+    weights: dict[str, float] = {}
+    for slot in slots:
+        for t in slot.terms:
+            weights[t] = weights.get(t, 0.0) + slot.weight
+    return weights
+
+
+def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
+    """Share of the question's IDF each doc holds, and the terms it holds."""
+    total = sum(s.denom for s in slots) or 1.0
+    covered = np.zeros(len(docs))
+    matched: list[list[str]] = [[] for _ in range(len(docs))]
+    for slot in slots:
+        best = np.zeros(len(docs))
+        for t in slot.terms:
+            present = index.bm25.contains(t, docs)
+            value = slot.weight * index.bm25.idf(t)
+            best = np.where(present & (value > best), value, best)
+        for j in np.flatnonzero(best):
+            matched[j].append(slot.label)
+        covered += np.minimum(best, slot.denom)
+    return covered / total, matched
+
+
+def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
+    """The BM25+ score every document gets for these terms (the delta part): not evidence."""
+    return sum(index.bm25.delta * index.bm25.idf(t) * w for t, w in query.items())
+
+
+# ------------------------------------------------------------------- lookups
+
+
+def named_ids(index: RouterIndex, text: str) -> list[int]:
+    """Entries whose ID or alias appears as a token of the text.
+
+    Only tokens written like identifiers count (with "_" or in capitals,
+    or after "::"), so the word "preços" in a sentence does not "name"
+    the alias PRECOS; it still matches through BM25 on the alias field.
+    """
+    found: list[int] = []
+    for raw in tokens(text):
+        if not ("_" in raw or (len(raw) >= 3 and raw.isupper()) or f"::{raw}" in text):
+            continue
+        i = index.id_keys.get(normalize_package_key(raw))
+        if i is not None and i not in found:
+            found.append(i)
+    return found
+
+
+def _parent_ids(focus: str | None, parents: Sequence[str]) -> list[str]:
+    parent_ids: list[str] = []
+    for pid in [*(semantic_id_parents(focus) if focus else []), *parents]:
+        if pid and pid.lower() not in {p.lower() for p in parent_ids} and (not focus or pid.lower() != focus.lower()):
+            parent_ids.append(pid)
+    return parent_ids
+
+
+def semantic_hits(
+    index: RouterIndex, focus: str | None, parents: Sequence[str] = (), page: str | None = None
+) -> tuple[list[int], list[tuple[int, str]], list[tuple[int, str]]]:
+    """Entries documenting the focus (exact), then its parents, then the page; each entry once."""
+    exact: list[int] = list(index.semantic.get(focus.lower(), ())) if focus else []
+    seen = set(exact)
+    parent_hits: list[tuple[int, str]] = []
+    for pid in _parent_ids(focus, parents):
+        for i in index.semantic.get(pid.lower(), ()):
+            if i not in seen:
+                parent_hits.append((i, pid))
+                seen.add(i)
+    page_hits: list[tuple[int, str]] = []
+    for pid in [page, *semantic_id_parents(page)] if page else ():
+        for i in index.semantic.get(pid.lower(), ()):
+            if i not in seen:
+                page_hits.append((i, page))
+                seen.add(i)
+    return exact, parent_hits, page_hits
+
+
+def keyword_hits(
+    index: RouterIndex, slots: Sequence[Slot], limit: int | None = None
+) -> list[tuple[int, float, list[str]]]:
+    """Entries with a curated keyword whose every term is in the question, best first."""
+    present: set[str] = set()
+    for s in slots:
+        present.update(s.terms)
+    matched = [
+        terms
+        for term in present
+        for terms in index.keywords_by_rarest.get(term, ())
+        if all(t in present for t in terms)
+    ]
+    if not matched:
+        return []
+    docs = np.concatenate([index.keyword_entries[terms] for terms in matched])
+    weights = np.concatenate(
+        [np.full(index.keyword_entries[terms].size, sum(index.bm25.idf(t) for t in terms)) for terms in matched]
+    )
+    hits, inverse = np.unique(docs, return_inverse=True)
+    scores = np.bincount(inverse, weights=weights)
+    limit = limit or index.config.bm25_top_k
+    if hits.size > limit:
+        keep = np.argpartition(-scores, limit)[:limit]
+        hits, scores = hits[keep], scores[keep]
+    order = np.lexsort((hits, -scores))
+    matched_set = set(matched)
+    return [
+        (int(hits[j]), float(scores[j]), [kw for terms, kw in index.entry_keywords[hits[j]] if terms in matched_set])
+        for j in order
+    ]
+
+
+# ------------------------------------------------------------------- signals
+
+
+def _context_signals(index: RouterIndex, signals: _Signals, named: list[int], focus, parents, page) -> list[int]:
+    """ID, semantic, parent and page hits; returns the context hits in that order (each once)."""
+    if named:
+        signals.rankings["id"] = named
+        for r, i in enumerate(named, 1):
+            signals.note(i, "id", r, f"{index.entries[i].package_id} named in the message")
+            signals.eligible.add(i)
+    exact, parent_hits, page_hits = semantic_hits(index, focus, parents, page)
+    if exact:
+        signals.rankings["semantic"] = exact
+        for r, i in enumerate(exact, 1):
+            signals.note(i, "semantic", r, f"exact: {focus}")
+            signals.eligible.add(i)
+    # Parents and the page are context for the focus: full bodies only when nothing closer matched.
+    for name, hits, label, closer in (
+        ("semantic_parent", parent_hits, "parent", bool(exact)),
+        ("semantic_page", page_hits, "page", bool(exact or parent_hits)),
+    ):
+        if not hits:
+            continue
+        signals.rankings[name] = [i for i, _ in hits]
+        for r, (i, pid) in enumerate(hits, 1):
+            signals.note(i, name, r, f"{label}: {pid}")
+            if not closer:
+                signals.eligible.add(i)
+    return list(dict.fromkeys([*named, *exact, *(i for i, _ in parent_hits), *(i for i, _ in page_hits)]))
+
+
+def _cascade_signal(index: RouterIndex, signals: _Signals, content: list[Slot], context: list[int], query) -> bool:
+    """BM25 among the context hits alone when they hold every content term; False when the corpus is needed."""
+    if not context:
+        return False
+    pool = np.asarray(context, dtype=np.int64)
+    # Union coverage: does some context hit hold each content term?
+    if any(not any(index.bm25.contains(t, pool).any() for t in s.terms) for s in content):
+        return False
+    if query:
+        covered, _ = coverage(index, content, pool) if content else (np.ones(len(pool)), [])
+        scores = index.bm25.scores(query, candidates=pool)
+        order = sorted(range(len(pool)), key=lambda j: (-scores[j], j))
+        ranked = [int(pool[j]) for j in order if covered[j] > 0]
+        if ranked:
+            signals.rankings["bm25"] = ranked
+            for r, i in enumerate(ranked, 1):
+                signals.note(i, "bm25", r, "scored among context hits only (cascade)")
+    return True
+
+
+def _keyword_signal(index: RouterIndex, signals: _Signals, content: list[Slot]) -> None:
+    hits = keyword_hits(index, content)
+    if not hits:
+        return
+    # A keyword alone is not an answer: the entry must also hold enough of the
+    # question ("delivery time for a pizza").
+    kw_docs = np.asarray([i for i, _, _ in hits], dtype=np.int64)
+    kw_coverage, _ = coverage(index, content, kw_docs)
+    for r, ((i, _score, kws), cov) in enumerate(zip(hits, kw_coverage), 1):
+        signals.rankings.setdefault("keyword", []).append(i)
+        strong = cov >= index.config.full_coverage
+        signals.note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
+        if strong:
+            signals.eligible.add(i)
+
+
+def _bm25_signal(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
+    cfg = index.config
+    hits = index.bm25.top_k(query, cfg.bm25_top_k) if query else []
+    if not hits:
+        return
+    docs = np.asarray([i for i, _ in hits], dtype=np.int64)
+    covered, matched = coverage(index, content, docs)
+    floor = bm25_floor(index, query)
+    best = hits[0][1] - floor
+    ranked: list[int] = []
+    for j, (i, score) in enumerate(hits):
+        if covered[j] < cfg.listed_coverage:
+            continue
+        ranked.append(i)
+        rel = (score - floor) / best if best > 0 else 0.0
+        strong = covered[j] >= cfg.full_coverage and rel >= cfg.full_relative_score
+        signals.note(
+            i,
+            "bm25",
+            len(ranked),
+            f"score {score:.2f}, coverage {covered[j]:.2f} ({' '.join(matched[j])})"
+            + ("" if strong else ", below the full threshold"),
+        )
+        if strong:
+            signals.eligible.add(i)
+    if ranked:
+        signals.rankings["bm25"] = ranked
+
+
+def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
+    """Fetch feedback for this question (computed by the caller, decayed)."""
+    promoted = [
+        index.position[pid]
+        for pid, w in sorted(feedback.items(), key=lambda kv: -kv[1])
+        if w >= index.config.feedback_min_weight and pid in index.position
+    ]
+    if not promoted:
+        return
+    signals.rankings["feedback"] = promoted
+    for r, i in enumerate(promoted, 1):
+        weight = feedback[index.entries[i].package_id]
+        signals.note(i, "feedback", r, f"fetched after being listed (weight {weight:.2f})")
+        signals.eligible.add(i)
+
+
+def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, float]) -> dict[int, float]:
+    """One hop of wiki links from the strong hits, damped by the source's rank; the fusion redone with them."""
+    cfg = index.config
+    strong = sorted(signals.eligible, key=lambda i: -fused.get(i, 0.0))[: cfg.max_full_per_part]
+    neighbours: list[int] = []
+    for src in strong:
+        for j in index.links.get(src, ()):
+            if j not in neighbours and j not in strong:
+                neighbours.append(j)
+                signals.note(j, "wikilink", len(neighbours), f"linked with {index.entries[src].package_id}")
+    if not neighbours:
+        return fused
+    signals.rankings["wikilink"] = neighbours
+    return weighted_rrf(signals.rankings, cfg.weights, cfg.rrf_k)
+
+
+def route_part(
+    index: RouterIndex,
+    text: str,
+    *,
+    focus: str | None,
+    parents: Sequence[str],
+    page: str | None,
+    feedback: Mapping[str, float],
+) -> PartOutcome:
+    """Every signal for one part of the message, fused."""
+    signals = _Signals()
+    slots = query_slots(index, text)
+    # Code terms that *are* a named ID are the question's subject, not content to cover.
+    named = named_ids(index, text)
+    named_terms = {code_term(index.entries[i].package_id) for i in named}
+    for i in named:
+        named_terms.update(code_term(a) for a in index.entries[i].aliases)
+    content = [s for s in slots if not (s.terms and set(s.terms) <= named_terms)]
+
+    context = _context_signals(index, signals, named, focus, parents, page)
+    bm25_started = time.perf_counter()
+    query = query_weights(content)
+    cascade = _cascade_signal(index, signals, content, context, query)
+    if not cascade:
+        _keyword_signal(index, signals, content)
+        _bm25_signal(index, signals, content, query)
+    bm25_ms = (time.perf_counter() - bm25_started) * 1000
+
+    _feedback_signal(index, signals, feedback)
+    fused = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k)
+    fused = _wikilink_signal(index, signals, fused)
+    key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+    return PartOutcome(
+        text, key, cascade, {int(i): v for i, v in fused.items()}, signals.eligible, signals.why, bm25_ms
+    )
