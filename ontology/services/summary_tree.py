@@ -27,9 +27,9 @@ SUMMARY_PROMPT = (
 def _llm_summarizer():
     """The configured provider's summarizer, or None for the offline (extractive) one."""
     from llm import ChatMessage, LLMRequest, ProviderUnavailable
-    from llm.runtime import default_provider
+    from llm.runtime import llm_settings, provider_for_settings
 
-    provider = default_provider()
+    provider = provider_for_settings(llm_settings())
     if provider.name == "offline":
         return None, "offline"
 

@@ -309,3 +309,24 @@ def test_ingest_builds_a_versioned_summary_tree_that_routes_walk(api_client, loa
     walked = [s for s in body["steps"] if "tree" in s]
     assert walked and all(s["tree"]["version"] == 2 for s in walked)
     assert walked[0]["tree"]["walk"][0]["parent"] == "conceitos"
+
+
+def test_the_llm_writes_the_tree_summaries_and_a_failure_falls_back_to_extractive(loaded, settings, llm_server):
+    from ontology.models import SummaryNode
+    from ontology.services.summary_tree import summary_tree_build
+
+    settings.LLM_PROVIDER = "openai"
+    settings.LLM_BASE_URL = llm_server.url
+    settings.LLM_MODEL = "scripted-model"
+    settings.LLM_TIMEOUT = 0.5
+    settings.LLM_MAX_RETRIES = 0
+    llm_server.reply("Resumo escrito pelo modelo.").reply("Outro resumo do modelo.")
+    tree = summary_tree_build(force=True)
+    assert tree.provider == "openai"
+    nodes = list(SummaryNode.objects.filter(tree=tree))
+    leaves = {n.text for n in nodes if n.level == 2}
+    assert {"Resumo escrito pelo modelo.", "Outro resumo do modelo."} <= leaves
+    assert all(n.text for n in nodes)  # the calls past the script failed: extractive summaries took their place
+    # recursive: the top node above the first branches summarizes its children's summaries
+    assert any(n.level == 1 and "Resumo escrito pelo modelo." in n.text for n in nodes)
+    assert "Resumir" not in llm_server.requests[0].system_prompt and llm_server.requests[0].system_prompt.startswith("Resuma")
