@@ -8,8 +8,18 @@ from conversations.services import handoff_resolve, session_close
 
 @admin.register(Agent)
 class AgentAdmin(admin.ModelAdmin):
-    list_display = ["slug", "name", "provider", "model", "ontology", "is_active", "is_default", "updated_at"]
-    list_filter = ["is_active", "provider", "ontology"]
+    list_display = [
+        "slug",
+        "name",
+        "provider",
+        "model",
+        "ontology",
+        "number_policy",
+        "is_active",
+        "is_default",
+        "updated_at",
+    ]
+    list_filter = ["is_active", "provider", "ontology", "number_policy"]
     search_fields = ["slug", "name"]
     readonly_fields = ["created_at", "updated_at"]
 
@@ -18,7 +28,17 @@ class MessageInline(admin.TabularInline):
     model = Message
     extra = 0
     can_delete = False
-    fields = ["created_at", "role", "status", "text", "packages", "llm_calls", "context_enrichments", "timings_ms"]
+    fields = [
+        "created_at",
+        "role",
+        "status",
+        "text",
+        "grounding",
+        "packages",
+        "llm_calls",
+        "context_enrichments",
+        "timings_ms",
+    ]
     readonly_fields = fields
     ordering = ["created_at", "id"]
     show_change_link = True
@@ -115,7 +135,15 @@ class HandoffAdmin(admin.ModelAdmin):
     """The hand-off queue: open hand-offs first, filter by reason, mark resolved."""
 
     list_display = [
-        "id", "created_at", "reason_code", "reason", "detail", "session", "tenant", "resolved_at", "resolved_by"
+        "id",
+        "created_at",
+        "reason_code",
+        "reason",
+        "detail",
+        "session",
+        "tenant",
+        "resolved_at",
+        "resolved_by",
     ]
     list_filter = [HandoffStateFilter, "reason"]
     list_select_related = ["session", "session__tenant", "resolved_by"]

@@ -117,6 +117,9 @@ class SessionMessagesApi(APIView):
         # The context engine's wire name (camelCase like the AgentContext); same value.
         contextSnapshotId = serializers.IntegerField(source="context_snapshot_id", allow_null=True)
         timings_ms = serializers.DictField(child=serializers.IntegerField())
+        grounding = serializers.JSONField(
+            allow_null=True, help_text="{outcome: verified|unverified|skipped, unmatched: [{text, reason}]}"
+        )
         created_at = serializers.DateTimeField()
 
         class Meta:
@@ -140,6 +143,10 @@ class SessionMessagesApi(APIView):
             "session_status": serializers.CharField(),
             # UI context engine (docs/context-engine.md): null when no context was sent.
             "contextSnapshotId": serializers.IntegerField(allow_null=True),
+            # The answer's numbers checked against what the turn delivered (docs/conversations.md).
+            "grounding": serializers.DictField(
+                help_text="{outcome: verified|unverified|skipped, unmatched: [{text, reason}]}"
+            ),
             "intent": serializers.DictField(allow_null=True, help_text="{intent: UPDATE_FIELD, target, value, unit}"),
             "recordChange": serializers.DictField(allow_null=True, help_text="{previous, current, notice}"),
             "clarification": serializers.DictField(allow_null=True, help_text="{reason, question, options}"),

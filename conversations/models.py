@@ -71,6 +71,16 @@ class Agent(models.Model):
     is_default = models.BooleanField(
         "default", default=False, help_text="Serves sessions created without naming an agent."
     )
+    number_policy = models.CharField(
+        max_length=8,
+        choices=[
+            ("flag", "Flag: deliver the answer, marked unverified"),
+            ("retry", "Retry: one corrective call naming the numbers, then hand off"),
+            ("handoff", "Hand off to a person"),
+        ],
+        default="flag",
+        help_text="What to do when an answer cites a number that is not in what the turn delivered.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 
@@ -185,6 +195,9 @@ class Message(models.Model):
     idempotency_key = models.CharField(max_length=200, null=True, blank=True)
     request_fingerprint = models.CharField(max_length=64, blank=True)
     response = models.JSONField(null=True, blank=True, help_text="The API response, replayed for idempotent retries.")
+    # {"outcome": verified|unverified|skipped, "unmatched": [{"text", "reason"}]}: the answer's numbers
+    # checked against what the turn delivered (assistant messages only).
+    grounding = models.JSONField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
@@ -209,6 +222,7 @@ class HandoffReason(models.TextChoices):
     INVALID_REPLY = "invalid_reply", "Invalid agent reply"
     AGENT_REQUEST = "agent_request", "Agent asked for a human"
     GUARDIAN = "guardian", "Guardian agent (a critical ontology skill is active)"
+    UNGROUNDED_NUMBER = "ungrounded_number", "The answer cited a number not in what the turn delivered"
 
 
 class Handoff(models.Model):

@@ -9,18 +9,41 @@ from explanations.models import Explanation, Result
 from explanations.services import result_explanation_retry
 
 
+# Why a cited number failed, as auditors read it.
+REASON_LABELS = {
+    "not_in_list": "not in the list",
+    "wrong_kind": "wrong kind",
+    "wrong_entity": "wrong entity",
+    "wrong_direction": "wrong direction",
+    "rounded": "rounded",
+    "pii": "personal data",
+}
+
+
+def reason_label(reason: str) -> str:
+    return REASON_LABELS.get(reason or "not_in_list", reason)
+
+
 def highlight_unmatched(narrative: str, unmatched: list[dict]) -> str:
-    """The narrative as HTML, each unmatched number in <mark> (escaped)."""
-    spans = sorted((n["start"], n["end"]) for n in unmatched)
+    """The narrative as HTML, each unmatched number in <mark> (escaped) with its reason."""
+    spans = sorted((n["start"], n["end"], n.get("reason") or "not_in_list") for n in unmatched)
     parts, cursor = [], 0
-    for start, end in spans:
+    for start, end, reason in spans:
         if start < cursor or end > len(narrative):
             continue
-        parts.append(("{}", narrative[cursor:start]))
-        parts.append(('<mark class="unmatched-number">{}</mark>', narrative[start:end]))
+        parts.append(format_html("{}", narrative[cursor:start]))
+        parts.append(
+            format_html(
+                '<mark class="unmatched-number reason-{}" title="{}">{}</mark> <small class="unmatched-reason">[{}]</small>',
+                reason,
+                reason_label(reason),
+                narrative[start:end],
+                reason_label(reason),
+            )
+        )
         cursor = end
-    parts.append(("{}", narrative[cursor:]))
-    body = format_html_join("", "{}", ((format_html(tpl, text),) for tpl, text in parts))
+    parts.append(format_html("{}", narrative[cursor:]))
+    body = format_html_join("", "{}", ((part,) for part in parts))
     return format_html('<div style="white-space: pre-wrap; max-width: 60em">{}</div>', body)
 
 
@@ -80,6 +103,7 @@ class ExplanationAdmin(admin.ModelAdmin):
         "verified",
         "narrative_checked",
         "unmatched_list",
+        "rounding",
         "prompt_text",
         "response_text",
         "model",
@@ -114,7 +138,11 @@ class ExplanationAdmin(admin.ModelAdmin):
     def unmatched_list(self, obj):
         if not obj.unmatched_numbers:
             return "—"
-        return format_html_join(", ", "<mark>{}</mark>", ((n["text"],) for n in obj.unmatched_numbers))
+        return format_html_join(
+            ", ",
+            "<mark>{}</mark> ({})",
+            ((n["text"], reason_label(n.get("reason", ""))) for n in obj.unmatched_numbers),
+        )
 
     @admin.display(description="prompt (as sent)")
     def prompt_text(self, obj):

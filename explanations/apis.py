@@ -5,7 +5,8 @@ from rest_framework.views import APIView
 
 from common.serializers import StrictSerializer
 from explanations.models import ExplanationOutcome, Result
-from explanations.prompts import UNIT_KINDS
+from explanations.numbers.check import ROUNDING_RULES
+from explanations.prompts import PERIOD_RE, UNIT_KINDS
 from explanations.selectors import explanation_for_result, result_get
 from explanations.services import result_create
 
@@ -69,17 +70,28 @@ class ResultCreateApi(APIView):
         )
         budget = serializers.DecimalField(**_DECIMAL, required=False, allow_null=True, default=None)
         target = serializers.DecimalField(**_DECIMAL, required=False, allow_null=True, default=None)
-        period = serializers.RegexField(r"^\d{4}-(0[1-9]|1[0-2])$", required=False, allow_blank=True, default="")
+        period = serializers.RegexField(PERIOD_RE, required=False, allow_blank=True, default="")
         rule = _RuleSerializer(required=False)
         units = serializers.DictField(child=serializers.ChoiceField(choices=UNIT_KINDS), required=False, default=dict)
         pii_keys = serializers.ListField(child=serializers.CharField(max_length=100), required=False, default=list)
+        counts = serializers.DictField(
+            child=serializers.IntegerField(min_value=-(10**15), max_value=10**15), required=False, default=dict
+        )
+        labels = serializers.DictField(
+            child=serializers.ListField(child=serializers.CharField(max_length=100), max_length=20),
+            required=False,
+            default=dict,
+        )
+        rounding = serializers.ChoiceField(choices=ROUNDING_RULES, required=False, default="exact")
 
     @extend_schema(
         summary="Send a numeric result to be explained",
         description=(
             "Stores the result and enqueues its explanation. Sending the same result again returns it (200); "
             "different facts under the same result_id are a 409. Breakdown dimensions listed in pii_keys "
-            "never reach the model."
+            "never reach the model. `units` kinds: currency (BRL), currency:USD, currency:EUR, percent (a fraction), "
+            "percentage_points, count, number, code; `counts` are named integers; `labels` name facts in pt "
+            "for attribution; `rounding` is exact (default) or scale; `period` is YYYY-MM, YYYY, YYYY-Qn or YYYY-Sn."
         ),
         request=InputSerializer,
         responses={

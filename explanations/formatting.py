@@ -74,3 +74,27 @@ def format_month_year(year: int, month: int) -> str:
     if not 1 <= month <= 12:
         raise ValueError(f"month out of range: {month}")
     return f"{MONTHS[month - 1]} de {year}"
+
+
+CURRENCY_PREFIXES = {"BRL": "R$", "USD": "US$", "EUR": "€"}
+
+
+def format_money(value: Decimal | int, currency: str = "BRL") -> str:
+    """Money with its symbol: BRL "R$ 1.234,56", USD "US$ 1.234,56", EUR "€ 1.234,56"."""
+    return format_brl(value).replace("R$", CURRENCY_PREFIXES[currency], 1)
+
+
+def format_points(fraction: Decimal | int) -> str:
+    """A difference of percentages (a fraction) in points: 0.015 -> "1,5 p.p."."""
+    return format_percent(fraction)[:-1] + " p.p."
+
+
+def format_period(year: int, month: int | None = None, quarter: int | None = None, semester: int | None = None) -> str:
+    """ "março de 2026", "2º trimestre de 2026", "1º semestre de 2026", "2026"."""
+    if month is not None:
+        return format_month_year(year, month)
+    if quarter is not None:
+        return f"{quarter}º trimestre de {year}"
+    if semester is not None:
+        return f"{semester}º semestre de {year}"
+    return str(year)

@@ -49,7 +49,11 @@ class Result(models.Model):
     budget = models.DecimalField(max_digits=24, decimal_places=6, null=True, blank=True)
     target = models.DecimalField(max_digits=24, decimal_places=6, null=True, blank=True)
     period = models.CharField(
-        max_length=7, blank=True, validators=[RegexValidator(r"^\d{4}-(0[1-9]|1[0-2])$", "Use YYYY-MM.")]
+        max_length=7,
+        blank=True,
+        validators=[
+            RegexValidator(r"^\d{4}(-(0[1-9]|1[0-2])|-Q[1-4]|-S[12])?$", "Use YYYY-MM, YYYY, YYYY-Qn or YYYY-Sn.")
+        ],
     )
     rule_core = models.TextField(blank=True)
     rule_specifics = models.TextField(blank=True)
@@ -57,6 +61,16 @@ class Result(models.Model):
     units = models.JSONField(default=dict, blank=True)
     # Breakdown dimensions (or totals) that identify people: never in a prompt.
     pii_keys = models.JSONField(default=list, blank=True)
+    # Named integers the narrative may cite ({"lojas": 5}).
+    counts = models.JSONField(default=dict, blank=True)
+    # pt words naming facts and breakdown dimensions ({"budget": ["orçamento", "teto"]}), for attribution.
+    labels = models.JSONField(default=dict, blank=True)
+    rounding = models.CharField(
+        max_length=8,
+        choices=[("exact", "Exact"), ("scale", "Scale words may round")],
+        default="exact",
+        help_text="exact: every cited number as given; scale: '1,2 milhão' may stand for 1.234.567.",
+    )
     payload_hash = models.CharField(max_length=64)
 
     explanation_status = models.CharField(
@@ -93,9 +107,11 @@ class Explanation(models.Model):
     narrative = models.TextField(blank=True)
     verified = models.BooleanField(default=False)
     outcome = models.CharField(max_length=24, choices=ExplanationOutcome.choices)
-    # [{"text", "value", "kind", "start", "end"}], offsets into `narrative`.
+    # [{"text", "value", "kind", "start", "end"}], offsets into `narrative`;
+    # unmatched ones also carry "reason" (not_in_list, wrong_kind, wrong_entity, wrong_direction, rounded, pii).
     cited_numbers = models.JSONField(default=list, blank=True)
     unmatched_numbers = models.JSONField(default=list, blank=True)
+    rounding = models.CharField(max_length=8, blank=True, help_text="The rounding rule the check applied.")
     model = models.CharField(max_length=200, blank=True)
     duration_ms = models.PositiveIntegerField(default=0)
     task_id = models.CharField(max_length=255, blank=True)

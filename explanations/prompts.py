@@ -13,13 +13,29 @@ from dataclasses import dataclass, field
 from decimal import Decimal, InvalidOperation
 
 from common.text import fold_lower
-from explanations.formatting import format_brl, format_month_year, format_number, format_percent
-from explanations.numbers import CODE, CURRENCY, NUMBER, PERCENT, PERIOD, CitableNumber, extract_numbers
+from explanations.formatting import format_money, format_number, format_percent, format_period, format_points
+from explanations.numbers import CitableNumber, extract_numbers
+from explanations.numbers.meaning import BUDGET, TARGET
+from explanations.numbers.types import (
+    CODE,
+    COUNT,
+    CURRENCY,
+    MONTH,
+    NUMBER,
+    PERCENT,
+    PERCENTAGE_POINTS,
+    QUARTER,
+    SEMESTER,
+    UNIT_KINDS,
+    YEAR,
+    is_currency,
+)
 
 # A breakdown can have thousands of entries; the narrative needs the ones
 # that weigh most. Only the entries shown are citable.
 MAX_BREAKDOWN_ITEMS = 20
-UNIT_KINDS = (CURRENCY, PERCENT, NUMBER)
+__all__ = ["UNIT_KINDS", "ResultFacts", "build_prompt", "citable_numbers"]
+PERIOD_RE = r"^\d{4}(-(0[1-9]|1[0-2])|-Q[1-4]|-S[12])?$"
 _PERCENT_SUFFIXES = ("_pct", "pct", "_percent", "_percentual", "_fraction")
 
 
@@ -45,12 +61,15 @@ class ResultFacts:
     breakdowns: Mapping[str, Mapping[str, Decimal]] = field(default_factory=dict)
     budget: Decimal | None = None
     target: Decimal | None = None
-    period: str = ""  # "YYYY-MM"
+    period: str = ""  # "YYYY-MM", "YYYY", "YYYY-Qn" or "YYYY-Sn"
     rule_core: str = ""
     rule_specifics: str = ""
     rule_numbers: tuple = ()
     units: Mapping[str, str] = field(default_factory=dict)
     pii_keys: frozenset[str] = frozenset()
+    counts: Mapping[str, int] = field(default_factory=dict)
+    labels: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
+    rounding: str = "exact"
 
     @classmethod
     def from_result(cls, result) -> ResultFacts:
@@ -68,6 +87,9 @@ class ResultFacts:
             rule_numbers=tuple(result.rule_numbers or ()),
             units=dict(result.units or {}),
             pii_keys=frozenset(_name_key(k) for k in result.pii_keys or ()),
+            counts={k: int(v) for k, v in (getattr(result, "counts", None) or {}).items()},
+            labels={k: tuple(v) for k, v in (getattr(result, "labels", None) or {}).items()},
+            rounding=getattr(result, "rounding", "") or "exact",
         )
 
     def unit(self, name: str) -> str:
@@ -93,17 +115,36 @@ class ResultFacts:
         return shown
 
     def period_parts(self) -> tuple[int, int] | None:
+        """(year, month) of a monthly period, else None."""
+        parts = self.period_fields()
+        return (parts["year"], parts["month"]) if parts and "month" in parts else None
+
+    def period_fields(self) -> dict[str, int]:
+        """{"year": 2026} plus "month", "quarter" or "semester" as given."""
         if not self.period:
-            return None
-        year, month = self.period.split("-")
-        return int(year), int(month)
+            return {}
+        year, _, rest = self.period.partition("-")
+        fields = {"year": int(year)}
+        if rest.startswith("Q"):
+            fields["quarter"] = int(rest[1:])
+        elif rest.startswith("S"):
+            fields["semester"] = int(rest[1:])
+        elif rest:
+            fields["month"] = int(rest)
+        return fields
+
+    def period_text(self) -> str:
+        return format_period(**self.period_fields()) if self.period else ""
 
 
 def format_value(value: Decimal, kind: str) -> str:
-    if kind == CURRENCY:
-        return format_brl(value)
+    if is_currency(kind):
+        return format_money(value, kind.partition(":")[2] or "BRL")
     if kind == PERCENT:
         return format_percent(value)
+    if kind == PERCENTAGE_POINTS:
+        # A fraction (0.012) normally; a value of 1 or more can only be points already (1.2 p.p.).
+        return format_points(value if abs(value) < 1 else Decimal(value) / 100)
     return format_number(_plain(value))
 
 
@@ -125,37 +166,48 @@ def _rule_number(item) -> CitableNumber:
 
 def citable_numbers(facts: ResultFacts) -> list[CitableNumber]:
     """Totals, breakdown values and numeric keys (PII dimensions excluded),
-    budget, target, the numbers of the verdict and the rule, and the
-    period's year and month."""
+    counts, budget, target, the numbers of the verdict and the rule, and the
+    period (year, and month, quarter or semester as given). Each knows the
+    fact it belongs to (`entity`), for attribution."""
     found: list[CitableNumber] = []
     for name, value in facts.public_totals().items():
         kind = facts.unit(name)
-        found.append(CitableNumber(value, kind, format_value(value, kind), f"totais.{name}"))
+        found.append(CitableNumber(value, kind, format_value(value, kind), f"totais.{name}", f"totals.{name}"))
     for dim, items in facts.public_breakdowns().items():
         kind = facts.units.get(dim, CURRENCY)
         for key, value in items:
-            found.append(CitableNumber(value, kind, format_value(value, kind), f"{dim}.{key}"))
+            found.append(CitableNumber(value, kind, format_value(value, kind), f"{dim}.{key}", f"{dim}.{key}"))
             # A store code "0423" is cited as 0423 or 423. isdecimal, not
             # isdigit: "²" is a digit that int() refuses (the step would crash).
             if key.isdecimal():
-                found.append(CitableNumber(Decimal(int(key)), CODE, key, f"{dim} (código)"))
+                found.append(CitableNumber(Decimal(int(key)), CODE, key, f"{dim} (código)", f"{dim}.{key}"))
+    for name, value in facts.counts.items():
+        if not facts.is_pii(name):
+            kind = facts.units.get(name, COUNT)
+            text = f"{format_number(value)} {name.replace('_', ' ')}" if kind == COUNT else format_value(value, kind)
+            found.append(CitableNumber(Decimal(value), kind, text, f"contagens.{name}", f"counts.{name}"))
     if facts.budget is not None:
         kind = facts.units.get("budget", CURRENCY)
-        found.append(CitableNumber(facts.budget, kind, format_value(facts.budget, kind), "orçamento"))
+        found.append(CitableNumber(facts.budget, kind, format_value(facts.budget, kind), "orçamento", BUDGET))
     if facts.target is not None:
         kind = facts.units.get("target", CURRENCY)
-        found.append(CitableNumber(facts.target, kind, format_value(facts.target, kind), "meta"))
+        found.append(CitableNumber(facts.target, kind, format_value(facts.target, kind), "meta", TARGET))
     found += [_rule_number(item) for item in facts.rule_numbers]
     # Numbers written in the verdict and the rule are citable as written
     # ("3 lojas acima da meta", "limite de 5%"): the model was given them.
     for label, text in (("veredito", facts.verdict), ("regra", facts.rule_core), ("regra", facts.rule_specifics)):
         for cited in extract_numbers(text):
             found.append(CitableNumber(cited.value, cited.kind, cited.text, label))
-    if parts := facts.period_parts():
-        year, month = parts
-        text = format_month_year(year, month)
-        found.append(CitableNumber(Decimal(month), PERIOD, text, "competência (mês)"))
-        found.append(CitableNumber(Decimal(year), PERIOD, text, "competência (ano)"))
+    if fields := facts.period_fields():
+        text = facts.period_text()
+        found.append(CitableNumber(Decimal(fields["year"]), YEAR, text, "competência (ano)", "period"))
+        for part, kind, label in (
+            ("month", MONTH, "mês"),
+            ("quarter", QUARTER, "trimestre"),
+            ("semester", SEMESTER, "semestre"),
+        ):
+            if part in fields:
+                found.append(CitableNumber(Decimal(fields[part]), kind, text, f"competência ({label})", "period"))
     return found
 
 
@@ -175,6 +227,8 @@ Regras obrigatórias:
 - Cite números somente da lista "Números citáveis", exatamente como estão escritos lá.
 - Não faça contas: não calcule somas, diferenças, médias, proporções nem participações.
 - Não cite nenhum outro número, nem por extenso, nem datas, quantidades ou posições.
+- Não arredonde e não troque a unidade: moeda (R$, US$, €), %, pontos percentuais, contagens e períodos \
+ficam como na lista, ditos de quem são (a filial, o orçamento, a meta) e no sentido certo (acima, abaixo).
 - Escreva um texto curto (no máximo cinco frases), em português, sem listas nem títulos."""
 
 
@@ -182,8 +236,8 @@ def build_prompt(facts: ResultFacts, citable: list[CitableNumber] | None = None)
     """The prompt as sent. Holds no value of a PII key."""
     citable = citable_numbers(facts) if citable is None else citable
     lines = [INSTRUCTIONS, "", f"Veredito: {facts.verdict}"]
-    if parts := facts.period_parts():
-        lines.append(f"Competência: {format_month_year(*parts)}")
+    if facts.period:
+        lines.append(f"Competência: {facts.period_text()}")
     if totals := facts.public_totals():
         lines += ["", "Totais:"]
         lines += [f"- {name}: {format_value(v, facts.unit(name))}" for name, v in totals.items()]
@@ -195,6 +249,9 @@ def build_prompt(facts: ResultFacts, citable: list[CitableNumber] | None = None)
             lines += [f"  - {key}: {format_value(v, kind)}" for key, v in items]
             if len(facts.breakdowns[dim]) > len(items):
                 lines.append("  - (demais itens omitidos)")
+    if counts := {k: v for k, v in facts.counts.items() if not facts.is_pii(k)}:
+        lines += ["", "Contagens:"]
+        lines += [f"- {name}: {format_number(v)}" for name, v in counts.items()]
     if facts.budget is not None:
         lines += ["", f"Orçamento: {format_value(facts.budget, facts.units.get('budget', CURRENCY))}"]
     if facts.target is not None:

@@ -23,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Q
 from django.utils import timezone
 
+from explanations.entities import result_meaning
 from explanations.exceptions import ExplanationNotRetriableError, InvalidResultError, ResultConflictError
 from explanations.llm_client import ProviderUnavailable, model_name, narrate
 from explanations.metrics import EXPLANATION_DURATION, EXPLANATIONS
@@ -76,6 +77,10 @@ def result_create(*, acting_user, tenant, result_id: str, **fields) -> tuple[Res
     sending different facts under the same result_id is a conflict."""
     _validate_facts(fields)
     fields = {k: _canonical(v) if k in ("totals", "breakdowns", "rule_numbers") else v for k, v in fields.items()}
+    # Results sent before counts, labels and rounding existed keep their hash (and their idempotency).
+    for name, empty in (("counts", {}), ("labels", {}), ("rounding", "exact")):
+        if name in fields and fields[name] == empty:
+            fields.pop(name)
     payload_hash = _payload_hash({"result_id": result_id, **fields})
     existing = Result.objects.filter(tenant=tenant, result_id=result_id).first()
     if existing is not None:
@@ -171,7 +176,11 @@ class ExplanationRun:
 
 
 def _numbers_json(numbers: tuple[CitedNumber, ...]) -> list[dict]:
-    return [{"text": n.text, "value": str(n.value), "kind": n.kind, "start": n.start, "end": n.end} for n in numbers]
+    return [
+        {"text": n.text, "value": str(n.value), "kind": n.kind, "start": n.start, "end": n.end}
+        | ({"reason": n.reason} if n.reason else {})
+        for n in numbers
+    ]
 
 
 def explanation_run(*, result_pk: int, task_id: str = "") -> ExplanationRun | None:
@@ -210,7 +219,7 @@ def explanation_run(*, result_pk: int, task_id: str = "") -> ExplanationRun | No
         elif not response.strip():
             outcome = Outcome.NO_RESPONSE
         else:
-            check = check_narrative(response.strip(), citable)
+            check = check_narrative(response.strip(), citable, rounding=facts.rounding, meaning=result_meaning(facts))
             outcome = Outcome.VERIFIED if check.passed else Outcome.REJECTED
         stored, created = _record_outcome(
             result_pk=result.pk,
@@ -272,6 +281,7 @@ def _record_outcome(
                 outcome=outcome,
                 cited_numbers=_numbers_json(check.cited) if check else [],
                 unmatched_numbers=_numbers_json(check.unmatched) if check else [],
+                rounding=check.rounding if check else "",
                 model=model_name(),
                 duration_ms=duration_ms,
                 task_id=task_id or "",

@@ -48,6 +48,52 @@ PROPORTIONS = {
     "quartos": Decimal(1) / 4, "quintos": Decimal(1) / 5, "sextos": Decimal(1) / 6,
     "decimos": Decimal(1) / 10,
 }  # fmt: skip
+# Denominators of fractions in words after a number ("três quartos" is 3/4, "um quarto" 1/4).
+FRACTION_WORDS = {
+    "terco": 3, "tercos": 3, "quarto": 4, "quartos": 4, "quinto": 5, "quintos": 5, "sexto": 6, "sextos": 6,
+    "decimo": 10, "decimos": 10,
+}  # fmt: skip
 # "pelo menos três" is "at least three", not minus three.
 NOT_A_SIGN_AFTER = {"pelo", "ao", "no", "mais", "a", "o", "de", "em", "bem"}
 ORDINAL_MARKS = {"º", "ª", "°"}
+# Month names in English and Spanish: a model writing them still cites a month.
+FOREIGN_MONTHS = {
+    "january": 1, "february": 2, "march": 3, "april": 4, "may": 5, "june": 6, "july": 7, "august": 8,
+    "september": 9, "october": 10, "november": 11, "december": 12,
+    "enero": 1, "febrero": 2, "marzo": 3, "mayo": 5, "junio": 6, "julio": 7, "septiembre": 9,
+    "octubre": 10, "noviembre": 11, "diciembre": 12,
+}  # fmt: skip
+# Ordinals in words read only before a period noun ("segundo trimestre").
+ORDINAL_WORDS = {
+    "primeiro": 1, "primeira": 1, "segundo": 2, "segunda": 2, "terceiro": 3, "terceira": 3,
+    "quarto": 4, "quarta": 4,
+}  # fmt: skip
+PERIOD_NOUNS = {"trimestre": "quarter", "semestre": "semester"}
+# Collective nouns multiply the number before them ("duas dúzias" is 24).
+COLLECTIVES = {
+    "duzia": 12, "duzias": 12, "dezena": 10, "dezenas": 10, "centena": 100, "centenas": 100,
+}  # fmt: skip
+# Money written as words after the number, and the currency they name.
+CURRENCY_WORDS = {
+    "real": "BRL", "reais": "BRL", "dolar": "USD", "dolares": "USD", "euro": "EUR", "euros": "EUR",
+    "brl": "BRL", "usd": "USD", "eur": "EUR",
+}  # fmt: skip
+CURRENCY_SYMBOLS = {"R$": "BRL", "US$": "USD", "U$": "USD", "$": "USD", "€": "EUR"}
+# ISO codes written as words, before or after the digits ("EUR 9.800,00", "9.800,00 USD").
+CURRENCY_CODES = {"brl": "BRL", "usd": "USD", "eur": "EUR"}
+# Nouns that count things: a number before them is a count ("cinco filiais").
+COUNT_NOUNS = frozenset("""
+loja lojas filial filiais unidade unidades agencia agencias funcionario funcionarios funcionaria funcionarias
+colaborador colaboradores colaboradora colaboradoras pessoa pessoas empregado empregados trabalhador trabalhadores
+servidor servidores profissional profissionais cliente clientes pedido pedidos item itens produto produtos
+vaga vagas contratacao contratacoes demissao demissoes admissao admissoes desligamento desligamentos
+departamento departamentos setor setores cargo cargos equipe equipes time times regiao regioes cidade cidades
+estado estados vendedor vendedores gerente gerentes categoria categorias contrato contratos dependente dependentes
+beneficiario beneficiarios matricula matriculas registro registros venda vendas nota notas fatura faturas
+dia dias semana semanas mes meses ano anos hora horas turno turnos vez vezes caso casos centro centros
+""".split())  # fmt: skip
+# Nouns before a digit-only number that make it an identifier ("loja 0423").
+CODE_NOUNS = frozenset("""
+loja filial unidade agencia codigo cod matricula centro cc setor departamento depto nº numero lote
+lojas filiais unidades agencias codigos matriculas
+""".split())  # fmt: skip

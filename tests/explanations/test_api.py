@@ -59,6 +59,13 @@ def test_same_result_again_is_idempotent_and_different_facts_conflict(
         ({"result_id": "has space"}, "result_id"),
         ({"unknown": 1}, "unknown"),
         ({"rule": {"core": "x", "numbers": [{"value": "1", "kind": "weird"}]}}, "rule"),
+        ({"period": "2026-Q5"}, "period"),
+        ({"period": "2026-S3"}, "period"),
+        ({"units": {"custo": "currency:GBP"}}, "units"),
+        ({"counts": {"lojas": "cinco"}}, "counts"),
+        ({"counts": {"lojas": 2.5}}, "counts"),
+        ({"labels": {"budget": "orçamento"}}, "labels"),
+        ({"rounding": "nearest"}, "rounding"),
     ],
 )
 def test_invalid_results_are_400_and_leave_no_rows(api_client, change, field):
@@ -118,3 +125,43 @@ def test_explanation_read_is_a_fixed_number_of_queries(api_client, tenant, djang
     # token+user, membership, tenant (authentication), then the result with its explanation
     with django_assert_num_queries(4):
         assert api_client.get("/api/v1/results/q1/explanation").status_code == 200
+
+
+def test_counts_units_labels_rounding_and_periods_are_accepted_and_stored(
+    api_client, llm, django_capture_on_commit_callbacks
+):
+    llm.reply("No 2º trimestre de 2026, 5 lojas venderam US$ 1.200,50.")
+    payload = {
+        "result_id": "q2-1",
+        "verdict": "ok",
+        "period": "2026-Q2",
+        "totals": {"vendas": "1200.50", "variacao_pp": "0.012"},
+        "units": {"vendas": "currency:USD", "variacao_pp": "percentage_points"},
+        "counts": {"lojas": 5},
+        "labels": {"budget": ["orçamento", "teto"], "filial": ["unidade"]},
+        "rounding": "scale",
+    }
+    with django_capture_on_commit_callbacks(execute=True):
+        assert api_client.post(RESULTS_URL, payload, format="json").status_code == 201
+    assert api_client.get("/api/v1/results/q2-1/explanation").json()["outcome"] == "verified"
+    result = Result.objects.get()
+    assert (result.period, result.counts, result.rounding) == ("2026-Q2", {"lojas": 5}, "scale")
+    assert result.labels == {"budget": ["orçamento", "teto"], "filial": ["unidade"]}
+    assert result.explanation.rounding == "scale"
+    for period in ("2026", "2026-S1", "2026-07"):
+        assert (
+            api_client.post(
+                RESULTS_URL, {**payload, "result_id": f"p-{period}", "period": period}, format="json"
+            ).status_code
+            == 201
+        )
+
+
+def test_a_result_sent_before_the_new_fields_keeps_its_hash(api_client, llm, payroll_payload):
+    # Idempotency must survive the upgrade: empty counts/labels and the default rounding hash as before.
+    llm.reply(VERIFIED_NARRATIVE)
+    assert api_client.post(RESULTS_URL, payroll_payload, format="json").status_code == 201
+    before = Result.objects.get().payload_hash
+    explicit = {**payroll_payload, "counts": {}, "labels": {}, "rounding": "exact"}
+    assert api_client.post(RESULTS_URL, explicit, format="json").status_code == 200
+    assert Result.objects.get().payload_hash == before

@@ -162,7 +162,7 @@ def test_auditor_sees_the_rejected_narrative_with_unmatched_numbers_highlighted(
     explanation = Explanation.objects.get()
 
     page = auditor_client.get(f"/admin/explanations/explanation/{explanation.pk}/change/").content.decode()
-    assert '<mark class="unmatched-number">60,88%</mark>' in page
+    assert '<mark class="unmatched-number reason-not_in_list" title="not in the list">60,88%</mark>' in page
     assert "Regras obrigatórias" in page  # the prompt
     listing = auditor_client.get("/admin/explanations/explanation/?outcome__exact=rejected&verified__exact=0")
     assert listing.status_code == 200 and "sim-2026-03-0001" in listing.content.decode()
@@ -173,7 +173,46 @@ def test_auditor_sees_the_rejected_narrative_with_unmatched_numbers_highlighted(
 
 def test_highlight_escapes_html():
     html = highlight_unmatched("<b>R$ 5</b> e 7%", [{"start": 14, "end": 16}])
-    assert "&lt;b&gt;" in html and '<mark class="unmatched-number">7%</mark>' in html
+    assert (
+        "&lt;b&gt;" in html
+        and '<mark class="unmatched-number reason-not_in_list" title="not in the list">7%</mark>' in html
+    )
+
+
+def test_auditor_sees_each_unmatched_number_with_its_reason(
+    auditor_client, api_client, llm, payroll_payload, django_capture_on_commit_callbacks
+):
+    payroll_payload["breakdowns"]["filial"] = {"Centro": "5000.00", "Norte": "7200.00"}
+    payroll_payload["counts"] = {"lojas": 2}
+    narrative = (
+        "Em maio de 2026 o custo simulado foi de € 1.234.567,89, cerca de R$ 1,2 milhão. "
+        "A filial Centro respondeu por R$ 7.200,00. O custo caiu 2,45% em relação ao baseline, "
+        "e 9 lojas pesaram."
+    )
+    llm.reply(narrative)
+    explain(api_client, payroll_payload, django_capture_on_commit_callbacks)
+    explanation = Explanation.objects.get()
+    assert explanation.rounding == "exact"
+    reasons = {n["text"]: n["reason"] for n in explanation.unmatched_numbers}
+    assert reasons == {
+        "maio": "not_in_list",  # the period is March
+        "€ 1.234.567,89": "wrong_kind",
+        "R$ 1,2 milhão": "rounded",
+        "R$ 7.200,00": "wrong_entity",
+        "2,45%": "wrong_direction",
+        "9 lojas": "not_in_list",
+    }
+
+    page = auditor_client.get(f"/admin/explanations/explanation/{explanation.pk}/change/").content.decode()
+    for text, label in (
+        ("€ 1.234.567,89", "wrong kind"),
+        ("R$ 1,2 milhão", "rounded"),
+        ("R$ 7.200,00", "wrong entity"),
+        ("2,45%", "wrong direction"),
+        ("maio", "not in the list"),
+    ):
+        assert f'title="{label}">{text}</mark> <small class="unmatched-reason">[{label}]</small>' in page, text
+        assert f"<mark>{text}</mark> ({label})" in page, text  # the list under the narrative
 
 
 def test_task_states_are_visible_in_the_admin(auditor_client):

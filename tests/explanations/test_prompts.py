@@ -2,7 +2,7 @@
 
 from decimal import Decimal as D
 
-from explanations.numbers import CODE, CURRENCY, PERCENT, PERIOD, check_narrative
+from explanations.numbers import CODE, COUNT, CURRENCY, MONTH, PERCENT, YEAR, check_narrative
 from explanations.prompts import MAX_BREAKDOWN_ITEMS, ResultFacts, build_prompt, citable_numbers
 
 from .conftest import PII_VALUES, REJECTED_NARRATIVE, VERIFIED_NARRATIVE
@@ -42,7 +42,8 @@ def test_citable_numbers_come_formatted_in_pt_br():
     assert (CURRENCY, "R$ 18.000,00") in found
     assert (CODE, "0423") in found
     assert (CURRENCY, "R$ 1.250.000,00") in found  # budget
-    assert (PERIOD, "março de 2026") in found
+    assert (MONTH, "março de 2026") in found
+    assert (YEAR, "março de 2026") in found
     assert (PERCENT, "3,5%") in found  # from the rule's text
     assert (CURRENCY, "R$ 5 mil") in found
 
@@ -86,7 +87,7 @@ def test_pii_values_cited_in_a_narrative_are_rejected():
 
 def test_units_override_the_default_money_and_pct_suffix_rules():
     facts = payroll_facts(
-        totals={"headcount": D("42"), "turnover": D("0.031"), "custo": D("10")},
+        totals={"headcount": D(42), "turnover": D("0.031"), "custo": D(10)},
         units={"headcount": "number", "turnover": "percent"},
         breakdowns={},
     )
@@ -114,7 +115,7 @@ def test_rule_numbers_sent_explicitly_are_citable():
 
 def test_numbers_written_in_the_verdict_are_citable():
     facts = payroll_facts(verdict="Inviável: 3 lojas acima da meta")
-    assert ("number", "3") in texts(citable_numbers(facts))
+    assert (COUNT, "3 lojas") in texts(citable_numbers(facts))
     assert check_narrative("Três lojas ficaram acima da meta.", citable_numbers(facts)).passed
 
 
@@ -143,7 +144,7 @@ def test_pii_keys_match_dimension_names_whatever_their_case_and_accents():
 
 def test_a_breakdown_key_that_is_a_digit_but_not_a_decimal_does_not_crash_the_step():
     # "²".isdigit() is True but int("²") raises: it is a label, not a code.
-    facts = payroll_facts(breakdowns={"loja": {"²": D("10"), "٤٢٣": D("5")}})
+    facts = payroll_facts(breakdowns={"loja": {"²": D(10), "٤٢٣": D(5)}})
     citable = citable_numbers(facts)
     assert (CODE, "٤٢٣") in texts(citable)  # Arabic-Indic digits are a decimal code (423)
     assert not any(c.kind == CODE and c.text == "²" for c in citable)

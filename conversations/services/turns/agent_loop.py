@@ -14,9 +14,13 @@ from conversations.prompts import build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_history
 from knowledge.catalog import get_active_catalog
-from llm import LLMConfigError, ProviderUnavailable
+from llm import ChatMessage, LLMConfigError, ProviderUnavailable
 from llm.runtime import provider_for
 
+from .grounding_step import HANDOFF as GROUNDING_HANDOFF
+from .grounding_step import RETRY as GROUNDING_RETRY
+from .grounding_step import answer_grounding, with_correction
+from .grounding_step import delivered_texts as turn_delivered
 from .knowledge_step import fetch_feedback, knowledge_set_for_turn
 from .outcome import TurnContext, TurnOutcome, max_calls, max_enrichments
 from .session_rows import fetch_record
@@ -52,7 +56,10 @@ def agent_loop(
             llm_ms=state.llm_ms,
             catalog_version=state.catalog_version,
             packages=state.packages,
+            grounding=state.grounding,
         )
+
+    correction: tuple[ChatMessage, ...] = ()  # the grounding retry: the answer and what was wrong with it
 
     try:
         provider = provider_for(agent)
@@ -78,12 +85,31 @@ def agent_loop(
         )
         for delivered in prepared.delivered:
             state.packages[delivered.package_id] = delivered.revision
+        request = with_correction(prepared.request, correction)
         state.llm_calls += 1
-        text, failure = _provider_reply(provider, prepared.request, state, session=session, inbound=inbound)
+        text, failure = _provider_reply(provider, request, state, session=session, inbound=inbound)
         if failure:
             return handoff(*failure)
         reply = parse_agent_reply(text)
         if reply.kind == "answer":
+            decision = answer_grounding(
+                policy=agent.number_policy,
+                reply=reply.message,
+                delivered=turn_delivered(
+                    request=prepared.request,
+                    agent=agent,
+                    user_texts=[inbound.text, turn_context.user_text, *(t for r, t in history if r == "user")],
+                    ui_context=turn_context.prompt_context + "\n" + knowledge_set.ontology_context,
+                ),
+                retried=bool(correction),
+                calls_left=cap - state.llm_calls,
+            )
+            state.grounding = decision.grounding
+            if decision.action == GROUNDING_RETRY:
+                correction = (ChatMessage("assistant", text), ChatMessage("user", decision.correction))
+                continue
+            if decision.action == GROUNDING_HANDOFF:
+                return handoff(HandoffReason.UNGROUNDED_NUMBER, decision.detail)
             state.reply = reply.message
             return state
         failure = _reply_handoff(reply)

@@ -10,7 +10,7 @@ from django.conf import settings
 from conversations.models import HandoffReason, MessageStatus
 
 HANDOFF_MESSAGE = (
-    "Vou encaminhar sua mensagem para uma pessoa da nossa equipe, que poderá ajudar melhor. " "Obrigado pela paciência!"
+    "Vou encaminhar sua mensagem para uma pessoa da nossa equipe, que poderá ajudar melhor. Obrigado pela paciência!"
 )
 PROVIDER_UNAVAILABLE_MESSAGE = (
     "Desculpe, nosso assistente está indisponível no momento. Encaminhei sua mensagem para uma "
@@ -44,6 +44,7 @@ class TurnOutcome:
     catalog_version: int = 0
     packages: dict[str, int] = field(default_factory=dict)  # delivered ID → revision, in order
     ontology: dict | None = None  # the ontology route, for agents configured with an ontology
+    grounding: Any = None  # explanations.numbers.grounding.Grounding of the answer, when the agent answered
 
     @classmethod
     def handoff(cls, reason: str, detail: str, **kwargs) -> "TurnOutcome":

@@ -86,7 +86,8 @@ def message_send(
         raise
 
     logger.info(
-        "turn finished session=%s message=%s status=%s reason=%s llm_calls=%s enrichments=%s duration_ms=%s",
+        "turn finished session=%s message=%s status=%s reason=%s llm_calls=%s enrichments=%s duration_ms=%s"
+        " grounding=%s unmatched=%s",
         session.pk,
         response["message_id"],
         outcome.status,
@@ -94,5 +95,7 @@ def message_send(
         outcome.llm_calls,
         outcome.enrichments,
         response["timings_ms"]["total"],
+        response["grounding"]["outcome"],
+        len(response["grounding"]["unmatched"]),
     )
     return TurnResult(response)

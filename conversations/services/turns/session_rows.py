@@ -14,6 +14,7 @@ from conversations.models import Handoff, Message, MessageRole, MessageStatus, S
 from conversations.services.sessions import session_transition
 
 from .context_step import context_snapshot_store
+from .grounding_step import grounding_record
 from .idempotency import idempotent_response
 from .outcome import TurnOutcome
 
@@ -69,6 +70,7 @@ def fetch_record(*, session_id: int, package_id: str) -> list[str]:
 def turn_close(
     *, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict, extra: dict | None = None
 ) -> dict:
+    grounding = grounding_record(outcome.grounding)
     with transaction.atomic():
         locked = session_lock(session.pk)
         reply = Message(
@@ -83,6 +85,7 @@ def turn_close(
             llm_calls=outcome.llm_calls,
             context_enrichments=outcome.enrichments,
             timings_ms=timings,
+            grounding=grounding,
         )
         reply.save()
         handoff = None
@@ -107,6 +110,7 @@ def turn_close(
             "timings_ms": timings,
             "session_status": locked.status,
             "contextSnapshotId": inbound.context_snapshot_id,
+            "grounding": grounding,
             **(extra or {}),
         }
         if outcome.ontology is not None:
