@@ -6,6 +6,7 @@ revision per change, the catalog version bumped for every process. The
 "curators" group edits; other staff read.
 """
 
+from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -24,7 +25,16 @@ from knowledge.exceptions import RevisionNotFoundError
 from knowledge.forms import PackageAdminForm
 from knowledge.markdown import extract_wikilinks, render_markdown
 from knowledge.feedback import half_life_seconds
-from knowledge.models import CatalogState, FetchFeedback, Package, PackageOrigin, PackageRevision
+from knowledge.models import (
+    CatalogState,
+    FetchFeedback,
+    Package,
+    PackageOrigin,
+    PackageRevision,
+    RevisionSearchTerms,
+    SynonymSet,
+)
+from knowledge.search_terms import clean_terms, search_terms_accept
 from knowledge.permissions import is_curator
 from knowledge.revision_diff import revision_diff
 from knowledge.selectors import package_revision_get, package_revisions, package_wikilinks_unresolved
@@ -34,6 +44,8 @@ from knowledge.services import (
     package_revert,
     package_set_active,
     package_update,
+    synonym_set_save,
+    synonym_terms_clean,
 )
 
 REVISIONS_PER_PAGE = 50
@@ -459,3 +471,91 @@ class FetchFeedbackAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     @admin.display(description="weight now")
     def current_weight(self, obj: FetchFeedback) -> str:
         return f"{obj.weight_at(timezone.now(), half_life_seconds()):.2f}"
+
+
+# --- synonym sets ------------------------------------------------------------------------
+
+
+class SynonymSetForm(forms.ModelForm):
+    terms = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 80}),
+        help_text="Comma-separated words or short phrases, any language: estorno, reembolso, refund, reembolso.",
+    )
+
+    class Meta:
+        model = SynonymSet
+        fields = ["name", "terms", "is_active"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and isinstance(self.instance.terms, list):
+            self.initial["terms"] = ", ".join(self.instance.terms)
+
+    def clean_terms(self):
+        return synonym_terms_clean(self.cleaned_data["terms"])
+
+
+@admin.register(SynonymSet)
+class SynonymSetAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
+    """Catalog-wide synonyms applied to questions at query time; a save rebuilds every router index."""
+
+    form = SynonymSetForm
+    list_display = ("name", "terms_line", "is_active", "updated_at")
+    list_filter = ("is_active",)
+    search_fields = ("name",)
+
+    @admin.display(description="terms")
+    def terms_line(self, obj):
+        return ", ".join(obj.terms or [])
+
+    def save_model(self, request, obj, form, change):
+        synonym_set_save(synonym_set=obj, acting_user=request.user)
+
+
+# --- search terms proposed at curation time ------------------------------------------------
+
+
+class SearchTermsForm(forms.ModelForm):
+    accepted = forms.CharField(
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 4, "cols": 80}),
+        help_text="Comma-separated. Starts from the model's proposal; saving accepts these terms for the revision.",
+    )
+
+    class Meta:
+        model = RevisionSearchTerms
+        fields = ["accepted"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        record = self.instance
+        terms = record.accepted or [t for lang in ("en", "es") for t in (record.proposed or {}).get(lang, [])]
+        self.initial["accepted"] = ", ".join(terms)
+
+    def clean_accepted(self):
+        return clean_terms(self.cleaned_data["accepted"])
+
+
+@admin.register(RevisionSearchTerms)
+class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
+    """English/Spanish search terms the model proposed for a revision; a curator edits and accepts them."""
+
+    form = SearchTermsForm
+    list_display = ("revision", "status", "proposed_line", "accepted_line", "updated_at")
+    list_filter = ("status",)
+    readonly_fields = ("revision", "status", "proposed_line", "reviewed_by", "updated_at")
+    fields = ("revision", "status", "proposed_line", "accepted", "reviewed_by", "updated_at")
+
+    def has_add_permission(self, request):
+        return False  # proposals come from the task, one per revision
+
+    @admin.display(description="proposed")
+    def proposed_line(self, obj):
+        return " · ".join(f"{lang}: {', '.join(terms)}" for lang, terms in (obj.proposed or {}).items() if terms)
+
+    @admin.display(description="accepted")
+    def accepted_line(self, obj):
+        return ", ".join(obj.accepted or [])
+
+    def save_model(self, request, obj, form, change):
+        search_terms_accept(record=obj, terms=form.cleaned_data["accepted"], acting_user=request.user)

@@ -8,7 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 from common.identifiers import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
-from knowledge.models import Package
+from knowledge.models import Package, RevisionSearchTerms, SynonymSet
 from knowledge.selectors import catalog_version_get
 
 
@@ -25,6 +25,8 @@ class PackageEntry:
     source: str
     body: str
     revision: int
+    # Accepted English/Spanish search terms of this revision (knowledge/search_terms.py).
+    search_terms: tuple[str, ...] = ()
 
     @property
     def is_procedure(self) -> bool:
@@ -35,17 +37,21 @@ class PackageEntry:
 class Catalog:
     version: int
     entries: tuple[PackageEntry, ...]
+    # Curators' synonym sets, applied to questions by the router.
+    synonyms: tuple[tuple[str, ...], ...] = ()
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, version: int, entries: list[PackageEntry]) -> "Catalog":
+    def build(cls, version: int, entries: list[PackageEntry], synonyms=()) -> "Catalog":
         by_key: dict[str, PackageEntry] = {}
         for entry in entries:
             by_key[normalize_package_key(entry.package_id)] = entry
         for entry in entries:
             for alias in entry.aliases:
                 by_key.setdefault(normalize_package_key(alias), entry)
-        return cls(version=version, entries=tuple(entries), _by_key=by_key)
+        return cls(
+            version=version, entries=tuple(entries), synonyms=tuple(tuple(s) for s in synonyms), _by_key=by_key
+        )
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -77,7 +83,13 @@ _cached: Catalog | None = None
 
 
 def _load(version: int) -> Catalog:
-    rows = Package.objects.filter(is_active=True).order_by("position", "package_id")
+    rows = list(Package.objects.filter(is_active=True).order_by("position", "package_id"))
+    accepted = {
+        (package_pk, number): tuple(terms)
+        for package_pk, number, terms in RevisionSearchTerms.objects.filter(
+            status=RevisionSearchTerms.Status.ACCEPTED, revision__package__in=rows
+        ).values_list("revision__package_id", "revision__number", "accepted")
+    }
     entries = [
         PackageEntry(
             package_id=p.package_id,
@@ -91,11 +103,13 @@ def _load(version: int) -> Catalog:
             source=p.source,
             body=p.body,
             revision=p.revision_number,
+            search_terms=accepted.get((p.pk, p.revision_number), ()),
         )
         for p in rows
         if p.body.strip()
     ]
-    return Catalog.build(version, entries)
+    synonyms = [tuple(terms) for terms in SynonymSet.objects.filter(is_active=True).values_list("terms", flat=True)]
+    return Catalog.build(version, entries, synonyms)
 
 
 def get_active_catalog() -> Catalog:

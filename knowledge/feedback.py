@@ -47,7 +47,7 @@ def _bump_feedback_version() -> None:
 # ------------------------------------------------------------------ writes
 
 
-def _record(*, key: str, package_id: str, tenant, now) -> FetchFeedback:
+def _record(*, key: str, package_id: str, tenant, now, signature: list[str] | None = None) -> FetchFeedback:
     lookup = {"query_key": key, "package_id": package_id, "tenant": tenant}
     for _ in range(2):  # a concurrent first insert loses the race once, then updates
         try:
@@ -61,6 +61,8 @@ def _record(*, key: str, package_id: str, tenant, now) -> FetchFeedback:
                 row.listed_then_fetched += 1
                 row.weight = current + 1.0
                 row.last_fetched_at = now
+                if signature:
+                    row.signature = list(signature)
                 row.full_clean(validate_constraints=False)
                 row.save()
                 return row
@@ -96,8 +98,11 @@ def fetch_feedback_record(
     keys = [k for k in (query_key(p) for p in parts) if k]
     if not keys:
         return []
+    # Routed also when the caller knows it was listed (a cache hit in practice): each part's
+    # ranking before feedback is stored, so another wording of the same need benefits too.
+    result = route_context(message=query, tenant=tenant)
+    signatures = dict(zip((query_key(p) for p in parts), result.part_rankings))
     if was_listed is None or len(keys) > 1:
-        result = route_context(message=query, tenant=tenant)
         if package_id in result.full_ids:
             return []
         if len(keys) > 1:
@@ -111,7 +116,10 @@ def fetch_feedback_record(
     elif not was_listed:
         return []
     now = timezone.now()
-    rows = [_record(key=key, package_id=package_id, tenant=tenant, now=now) for key in dict.fromkeys(keys)]
+    rows = [
+        _record(key=key, package_id=package_id, tenant=tenant, now=now, signature=signatures.get(key))
+        for key in dict.fromkeys(keys)
+    ]
     transaction.on_commit(_bump_feedback_version)
     logger.info("fetch_feedback_recorded package=%s parts=%d", package_id, len(rows))
     return rows
@@ -153,6 +161,7 @@ class _Row:
     tenant_id: int | None
     weight: float
     last_fetched_at: object
+    signature: tuple[str, ...] = ()
 
 
 class _Snapshot:
@@ -161,9 +170,12 @@ class _Snapshot:
         self.loaded_at = time.monotonic()
         self.rows = rows
         self.by_term: dict[str, list[int]] = {}
+        self.by_package: dict[str, list[int]] = {}
         for i, row in enumerate(rows):
             for t in row.terms:
                 self.by_term.setdefault(t, []).append(i)
+            if row.signature:
+                self.by_package.setdefault(row.package_id, []).append(i)
 
 
 _lock = threading.Lock()
@@ -172,9 +184,9 @@ _snapshot: _Snapshot | None = None
 
 def _load_snapshot(version: int) -> _Snapshot:
     rows = [
-        _Row(frozenset(key.split()), pid, tenant_id, weight, last)
-        for key, pid, tenant_id, weight, last in FetchFeedback.objects.values_list(
-            "query_key", "package_id", "tenant_id", "weight", "last_fetched_at"
+        _Row(frozenset(key.split()), pid, tenant_id, weight, last, tuple(signature or ()))
+        for key, pid, tenant_id, weight, last, signature in FetchFeedback.objects.values_list(
+            "query_key", "package_id", "tenant_id", "weight", "last_fetched_at", "signature"
         )
     ]
     return _Snapshot(version, rows)
@@ -229,4 +241,47 @@ def feedback_weights(*, key: str, tenant_id: int | None, version: int, now=None)
             age = max((now - row.last_fetched_at).total_seconds(), 0.0)
             weight = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0) * similarity
             out[row.package_id] = max(out.get(row.package_id, 0.0), weight)
+    return out
+
+
+def related_feedback_weights(
+    *, key: str, ranking: list[str], tenant_id: int | None, version: int, now=None
+) -> dict[str, float]:
+    """Feedback learnt on another wording of the same need.
+
+    A paraphrase often shares no word with the question the feedback was
+    learnt on ("Se eu pagar a mais, em quantos dias sai o resultado?" after
+    "Qual o prazo com urgência?"), so term similarity cannot find it. The
+    router's own reading can: a stored row counts when, before any feedback,
+    both questions have the **same best entry** and their top entries overlap
+    by at least KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY (Jaccard), and the
+    fetched entry is among the new question's top entries (the router already
+    finds it relevant). Same best entry keeps "Quanto custa o Sanger?" from
+    inheriting what was learnt on "Qual o prazo do Sanger?". Weighted by the
+    overlap, decayed like the rest; another tenant's rows never count.
+    """
+    if not ranking:
+        return {}
+    snap = _current_snapshot(version)
+    if not snap.by_package:
+        return {}
+    now = now or timezone.now()
+    threshold = float(getattr(settings, "KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY", 0.6))
+    hl = half_life_seconds()
+    terms = set(key.split())
+    top = set(ranking)
+    out: dict[str, float] = {}
+    for package_id in ranking:
+        for i in snap.by_package.get(package_id, ()):
+            row = snap.rows[i]
+            if row.tenant_id is not None and row.tenant_id != tenant_id:
+                continue
+            if row.terms == terms or not row.signature or row.signature[0] != ranking[0]:
+                continue
+            overlap = len(top & set(row.signature)) / len(top | set(row.signature))
+            if overlap < threshold:
+                continue
+            age = max((now - row.last_fetched_at).total_seconds(), 0.0)
+            weight = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0) * overlap
+            out[package_id] = max(out.get(package_id, 0.0), weight)
     return out

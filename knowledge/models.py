@@ -142,6 +142,12 @@ class FetchFeedback(models.Model):
     )  # fmt: skip
     listed_then_fetched = models.PositiveIntegerField(default=0)
     weight = models.FloatField(default=0.0, help_text="Decayed fetch count as of the last fetch.")
+    signature = models.JSONField(
+        default=list,
+        blank=True,
+        help_text="The router's best entries for the question before feedback: another wording "
+        "with the same best entries is the same need.",
+    )
     last_fetched_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -168,3 +174,57 @@ class FetchFeedback(models.Model):
     def weight_at(self, now, half_life_seconds: float) -> float:
         age = max((now - self.last_fetched_at).total_seconds(), 0.0)
         return self.weight * 0.5 ** (age / half_life_seconds) if half_life_seconds > 0 else self.weight
+
+
+class SynonymSet(models.Model):
+    """Words that mean the same thing in this catalog, applied to questions (search engines' synonym files).
+
+    "estorno, reembolso, devolução do dinheiro, refund": a question with any
+    member also looks for the others, as one query term at
+    KNOWLEDGE_SYNONYM_WEIGHT. Any language; phrases allowed. Saving or
+    deactivating a set bumps the catalog version, so every process rebuilds.
+    """
+
+    name = models.CharField(max_length=100, unique=True, help_text="What the set is about (for curators).")
+    terms = models.JSONField(default=list, help_text="Two or more words or short phrases.")
+    is_active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "synonym set"
+
+    def __str__(self) -> str:
+        return self.name
+
+
+class RevisionSearchTerms(models.Model):
+    """English and Spanish search terms for one revision, proposed by the LLM and reviewed by a curator.
+
+    Accepted terms of a package's current revision are indexed as their own
+    field, at a lower weight than curated keywords (docs/retrieval.md).
+    """
+
+    class Status(models.TextChoices):
+        PROPOSED = "proposed", "Proposed (waiting for a curator)"
+        ACCEPTED = "accepted", "Accepted"
+        FAILED = "failed", "The model gave no usable answer"
+
+    revision = models.OneToOneField(PackageRevision, on_delete=models.CASCADE, related_name="search_terms")
+    status = models.CharField(max_length=16, choices=Status.choices, default=Status.PROPOSED)
+    proposed = models.JSONField(
+        default=dict, blank=True, help_text='What the model proposed: {"en": [...], "es": [...]}'
+    )
+    accepted = models.JSONField(default=list, blank=True, help_text="The terms indexed with the revision.")
+    reviewed_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["-updated_at"]
+        verbose_name = "search terms"
+        verbose_name_plural = "search terms"
+
+    def __str__(self) -> str:
+        return f"{self.revision} search terms"

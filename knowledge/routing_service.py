@@ -22,13 +22,18 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from django.conf import settings
 from django.core.cache import cache
 
 from knowledge.catalog import get_active_catalog
-from knowledge.feedback import FEEDBACK_VERSION_KEY, feedback_weights, session_routes_remember
+from knowledge.feedback import (
+    FEEDBACK_VERSION_KEY,
+    feedback_weights,
+    related_feedback_weights,
+    session_routes_remember,
+)
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
@@ -85,6 +90,10 @@ def router_config() -> RouterConfig:
         unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", default.unknown_term_weight)),
         full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", default.full_relative_fused)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", default.feedback_min_weight)),
+        lexicon_weight=float(getattr(settings, "KNOWLEDGE_LEXICON_WEIGHT", default.lexicon_weight)),
+        cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),
+        synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
+        catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
     )
 
 
@@ -149,6 +158,9 @@ class RouterIndexHolder:
 
     def _build(self, catalog, config: RouterConfig) -> RouterIndex:
         started = time.perf_counter()
+        synonyms = getattr(catalog, "synonyms", ())
+        if synonyms:
+            config = replace(config, synonyms=synonyms)
         index = RouterIndex(catalog.entries, config=config, version=catalog.version)
         index.source = catalog
         self.builds += 1
@@ -225,12 +237,16 @@ def route_context(
         def feedback_for(part_key: str) -> dict[str, float]:
             return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
 
+        def related_for(part_key: str, ranking: list[str]) -> dict[str, float]:
+            return related_feedback_weights(key=part_key, ranking=ranking, tenant_id=tenant_id, version=fb_version)
+
         result = index.route(
             message,
             focus=ctx.focus,
             parents=ctx.parents,
             page=ctx.page,
             feedback=feedback_for,
+            related_feedback=related_for,
             budget_tokens=budget_tokens,
             max_full=max_full,
         )

@@ -115,6 +115,9 @@ def _write_revision(package: Package, *, action: str, acting_user, note: str) ->
     logger.info(
         "knowledge.package_revision package_id=%s revision=%s action=%s", package.package_id, revision.number, action
     )
+    from knowledge.search_terms import search_terms_request  # it imports the models this module writes
+
+    search_terms_request(revision)
     return revision
 
 
@@ -408,3 +411,49 @@ def packages_export(*, directory: Path, include_inactive: bool = False, replace:
         path.write_text(render_package_file(package.package_id, package.content()), encoding="utf-8")
         written.append(path)
     return written
+
+
+# --- synonym sets ---------------------------------------------------------------
+
+
+SYNONYM_TERM_MAX_LENGTH = 80
+SYNONYM_SET_MAX_TERMS = 30
+
+
+def synonym_terms_clean(raw) -> list[str]:
+    """Comma- or newline-separated text (or a list) → distinct, trimmed terms; errors name the field."""
+    if isinstance(raw, str):
+        items = [t for line in raw.splitlines() for t in line.split(",")]
+    elif isinstance(raw, (list, tuple)):
+        items = [str(t) for t in raw]
+    else:
+        raise ValidationError("a list of words or a comma-separated text")
+    terms: list[str] = []
+    for item in items:
+        term = " ".join(item.split())
+        if term and term.lower() not in {t.lower() for t in terms}:
+            if len(term) > SYNONYM_TERM_MAX_LENGTH:
+                raise ValidationError(f"'{term[:20]}…' is longer than {SYNONYM_TERM_MAX_LENGTH} characters")
+            terms.append(term)
+    if len(terms) < 2:
+        raise ValidationError("a synonym set needs at least two different terms")
+    if len(terms) > SYNONYM_SET_MAX_TERMS:
+        raise ValidationError(f"at most {SYNONYM_SET_MAX_TERMS} terms per set")
+    return terms
+
+
+@transaction.atomic
+def synonym_set_save(*, synonym_set, acting_user=None):
+    """Validate and save a synonym set; the catalog version is bumped so every router index rebuilds."""
+    try:
+        synonym_set.terms = synonym_terms_clean(synonym_set.terms)
+    except ValidationError as exc:
+        raise ValidationError({"terms": exc.messages}) from exc
+    synonym_set.full_clean()
+    state = _lock_catalog()
+    synonym_set.save()
+    _bump_version(state)
+    logger.info(
+        "synonym_set_saved id=%s terms=%d active=%s", synonym_set.pk, len(synonym_set.terms), synonym_set.is_active
+    )
+    return synonym_set

@@ -40,6 +40,7 @@ themselves then there these they this those through to too under until up
 very was we were what when where which while who whom why will with would
 you your yours yourself yourselves please hi hello thanks thank want wanted
 need needs know tell explain let lets get got i'm im does did tell us
+much many afterwards afterward already still yet
 """
 
 SPANISH = """
@@ -51,7 +52,8 @@ os otra otro para pero poco por porque que qué quien quién se sea ser si sí
 sin sobre su sus también te tengo tiene tienen tu tus un una uno unos usted
 ustedes y ya yo quiero quisiera gustaría saber necesito puedo puede pueden
 hola gracias favor explica explique dime decir cómo cuál cuáles cuándo
-dónde hacer hago tener
+dónde hacer hago tener cuánto cuánta cuántos cuántas después luego ahora
+todavía aún entonces así aquí allí allá
 """
 
 

@@ -212,6 +212,20 @@ KNOWLEDGE_BUDGET_TOKENS = env.int("KNOWLEDGE_BUDGET_TOKENS", default=2000)
 # question must be to a recorded one.
 KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS = env.float("KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", default=14.0)
 KNOWLEDGE_FEEDBACK_SIMILARITY = 0.6
+# Another wording of the same need (same best entry before feedback, top entries
+# overlapping this much) inherits the feedback too: paraphrases share few words.
+KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY = 0.6
+# Query expansion (docs/retrieval.md, chosen by leave-one-catalog-out CV on the dev
+# splits): English/Spanish words the catalog does not hold are translated into its
+# language with the FreeDict lexicon at this weight (0 turns it off). Cognates (off)
+# and curator synonym sets (0.8) have their defaults in RouterConfig
+# (KNOWLEDGE_COGNATE_WEIGHT, KNOWLEDGE_SYNONYM_WEIGHT override them).
+KNOWLEDGE_CATALOG_LANGUAGE = env.str("KNOWLEDGE_CATALOG_LANGUAGE", default="pt")
+KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
+# Curation-time expansion: when a revision's content is saved and a real model is
+# configured (not the offline provider), a Celery task asks it for en/es search terms;
+# curators accept or edit them in the admin (knowledge/search_terms.py).
+KNOWLEDGE_SEARCH_TERMS_ON_SAVE = env.bool("KNOWLEDGE_SEARCH_TERMS_ON_SAVE", default=True)
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

@@ -38,3 +38,6 @@ REST_FRAMEWORK = {**REST_FRAMEWORK, "DEFAULT_THROTTLE_RATES": {"user": "100000/m
 LLM_PROVIDER = "offline"
 LLM_BASE_URL = ""
 KNOWLEDGE_CATALOG_DIRS = [BASE_DIR / "knowledge" / "catalog"]  # noqa: F405
+# A scripted model server in a test answers the turn, not a package save's search-terms request;
+# tests/knowledge/router/test_search_terms.py turns it on where it is the subject.
+KNOWLEDGE_SEARCH_TERMS_ON_SAVE = False

@@ -152,10 +152,14 @@ class ContextView:
 
     def is_targetable(self, element: Element) -> bool:
         """Hidden, collapsed, inactive or disabled elements (or inside one) never become targets."""
-        if element.visibility != "visible" or element.semantic_id in self.blocked:
-            return False
-        if any(parent in self.blocked for parent in element.parent_ids):
-            return False
+        # A context may list one id twice (as the focus and as an element) with different parents:
+        # every entry must be reachable, or a hidden copy could be targeted through a visible one.
+        known = self.elements.get(element.semantic_id)
+        for entry in (element,) if known is None or known is element else (element, known):
+            if entry.visibility != "visible" or entry.semantic_id in self.blocked:
+                return False
+            if any(parent in self.blocked for parent in entry.parent_ids):
+                return False
         if self.visible_ids is not None and element.semantic_id not in self.visible_ids:
             # Off-screen but focused is fine (keyboard focus); others must be on screen.
             return self.focus is not None and element.semantic_id == self.focus.semantic_id

@@ -15,6 +15,8 @@ from .fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS
 KIND_KNOWLEDGE = "knowledge"
 KIND_RULE = "rule"
 KIND_PROCEDURE = "procedure"
+# Chosen by leave-one-catalog-out cross-validation over the dev splits (docs/retrieval.md).
+DEFAULT_LEXICON_WEIGHT = 0.5
 
 
 class EntryLike(Protocol):
@@ -44,6 +46,8 @@ class Entry:
     semantic_ids: tuple[str, ...] = ()
     body: str = ""
     revision: int = 1
+    # Accepted LLM-proposed English/Spanish search terms (knowledge/search_terms.py).
+    search_terms: tuple[str, ...] = ()
 
 
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
@@ -53,6 +57,8 @@ DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
     "keywords": 2.0,
     "summary": 1.5,
     "body": 1.0,
+    # Accepted LLM-proposed search terms: below curated keywords.
+    "search_terms": 1.0,
 }
 
 
@@ -84,6 +90,19 @@ class RouterConfig:
     # the catalog does not know is evidence of an out-of-domain question.
     unknown_term_weight: float = 1.5
     feedback_min_weight: float = 0.5
+    # Query expansion (knowledge/retrieval/expansion.py): the weight of a
+    # term's alternatives relative to the term itself; 0 turns a source off.
+    lexicon_weight: float = DEFAULT_LEXICON_WEIGHT
+    cognate_weight: float = 0.0
+    synonym_weight: float = 0.8
+    synonyms: tuple[tuple[str, ...], ...] = ()
+    # Learned re-ranker (knowledge/retrieval/rerank.py): weights (bias last); None: off.
+    # A candidate's probability replaces its fused score among the part's best, and
+    # at least ``rerank_full_probability`` makes it eligible for full.
+    rerank_weights: tuple[float, ...] | None = None
+    rerank_full_probability: float = 1.1
+    # The language the catalog is written in: the lexicon translates into it only.
+    catalog_language: str = "pt"
     k1: float = 1.2
     b: float = 0.75
     delta: float = 1.0

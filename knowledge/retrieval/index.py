@@ -38,6 +38,7 @@ from common.text import analyze, analyze_identifier, query_key
 
 from .bm25 import SparseBM25Index
 from .entries import KIND_RULE, EntryLike, RouterConfig
+from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, route_part
@@ -81,6 +82,9 @@ class RouterIndex:
             self.keywords_by_rarest.setdefault(rarest, []).append(terms)
         self.typos = TypoExpander(self.bm25.vocabulary_df())
         self.typos.prepare()  # pay for the typo table at build time, not on a user's question
+        self.expander = self._build_expander()
+        # Training the re-ranker reads every part's candidate features.
+        self.collect_features = False
         self._body_tokens: dict[int, int] = {}
         # Wiki links, both directions, to entries of this catalog only.
         self.links: dict[int, list[int]] = {}
@@ -95,6 +99,7 @@ class RouterIndex:
         for e in self.entries:
             digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
             digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+            digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
         # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
         self.content_digest = digest.hexdigest()[:16]
         self.source: object = None
@@ -102,6 +107,37 @@ class RouterIndex:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def _build_expander(self) -> QueryExpander | None:
+        cfg = self.config
+        if cfg.lexicon_weight <= 0 and cfg.cognate_weight <= 0 and not (cfg.synonyms and cfg.synonym_weight > 0):
+            return None
+        return QueryExpander(
+            self.bm25.vocabulary_df(),
+            lexicon=load_lexicon(cfg.catalog_language) if cfg.lexicon_weight > 0 else None,
+            synonyms=cfg.synonyms,
+            lexicon_weight=cfg.lexicon_weight,
+            cognate_weight=cfg.cognate_weight,
+            synonym_weight=cfg.synonym_weight,
+        )
+
+    def field_terms(self) -> list[dict[str, set[str]]]:
+        """Per entry, the analyzed terms of its name (ID, aliases, title), keywords and summary; built on first use."""
+        cached = getattr(self, "_field_terms", None)
+        if cached is None:
+            cached = self._field_terms = [
+                {
+                    "name": {
+                        *analyze_identifier(e.package_id),
+                        *(t for a in e.aliases for t in analyze_identifier(a)),
+                        *analyze(e.title),
+                    },
+                    "keywords": {t for k in e.keywords for t in analyze(k)},
+                    "summary": set(analyze(e.summary)),
+                }
+                for e in self.entries
+            ]
+        return cached
 
     def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
         """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
@@ -114,6 +150,7 @@ class RouterIndex:
                 ("keywords", [t for k in e.keywords for t in analyze(k)]),
                 ("summary", analyze(e.summary)),
                 ("body", analyze(e.body)),
+                ("search_terms", [t for k in getattr(e, "search_terms", ()) for t in analyze(k)]),
             )
             freqs: dict[str, float] = {}
             for name, terms in fields:
@@ -149,6 +186,7 @@ class RouterIndex:
         parents: Sequence[str] = (),
         page: str | None = None,
         feedback: Callable[[str], Mapping[str, float]] | Mapping[str, float] | None = None,
+        related_feedback: Callable[[str, list[str]], Mapping[str, float]] | None = None,
         budget_tokens: int | None = None,
         max_full: int | None = None,
     ) -> RouteResult:
@@ -156,6 +194,8 @@ class RouterIndex:
 
         ``feedback`` is either a mapping package_id → decayed weight for the
         whole message, or a function of a part's key returning one.
+        ``related_feedback(part key, part ranking before feedback)`` adds
+        feedback learnt on other wordings of the same need.
         ``budget_tokens`` and ``max_full`` are per part.
         """
         started = time.perf_counter()
@@ -173,7 +213,17 @@ class RouterIndex:
                 part_feedback = feedback(query_key(text))
             else:
                 part_feedback = feedback
-            outcomes.append(route_part(self, text, focus=focus, parents=parents, page=page, feedback=part_feedback))
+            outcomes.append(
+                route_part(
+                    self,
+                    text,
+                    focus=focus,
+                    parents=parents,
+                    page=page,
+                    feedback=part_feedback,
+                    related_feedback=related_feedback,
+                )
+            )
         t_retrieve = time.perf_counter()
 
         result = shape(self, outcomes, budget_tokens=budget_tokens, max_full=max_full)

@@ -8,7 +8,7 @@ only; every other relevant entry listed (id, title, one line).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .entries import KIND_PROCEDURE, KIND_RULE
@@ -77,6 +77,9 @@ class RouteResult:
     part_keys: list[str]
     budget_tokens: int
     used_tokens: int
+    # Per part, the best entries before fetch feedback: what the router itself thought
+    # the question was about (fetch feedback compares questions by it).
+    part_rankings: list[list[str]] = field(default_factory=list)
 
     @property
     def full_ids(self) -> list[str]:
@@ -151,35 +154,47 @@ def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[in
 def _fill_full(
     index: RouterIndex, outcomes: list[PartOutcome], relevant: list[int], budget: _Budget, per_part_max: int
 ) -> tuple[list[int], set[int]]:
-    """Strict rules first, then each part's best in turn, while the budget lasts; returns (full, over budget)."""
+    """Each part's best, then strict rules, then each part's next best in turn; returns (full, over budget)."""
     full_set: list[int] = []
     over_budget: set[int] = set()
-    # Strict rules that passed the relevance test keep their body, always.
-    for i in relevant:
-        e = index.entries[i]
-        if e.kind == KIND_RULE and e.strict:
-            full_set.append(i)
-            budget.used += index.body_tokens(i)
-    # Round-robin over parts so that every part's best arrives in full.
     queues = [full_queue(index, o) for o in outcomes]
     taken = [0] * len(outcomes)
+
+    def take(p: int) -> bool:
+        """The part's next candidate that fits the budget, if any."""
+        queue = queues[p]
+        while queue and taken[p] < per_part_max:
+            i = queue.pop(0)
+            if i in full_set:
+                continue
+            cost = index.body_tokens(i)
+            if budget.used + cost > budget.limit:
+                over_budget.add(i)
+                continue
+            full_set.append(i)
+            budget.used += cost
+            taken[p] += 1
+            return True
+        return False
+
+    # Each part's best answer is placed first, so a guardrail never pushes it out of the budget.
+    for p in range(len(outcomes)):
+        take(p)
+    # Strict rules keep their body (also past the budget) when they passed the same relevance
+    # test as a full answer in some part: a rule reached only through a wiki-link hop or a weak
+    # listed match is not a guardrail for this question.
+    passed = {i for o in outcomes for i in o.eligible}
+    for i in relevant:
+        e = index.entries[i]
+        if e.kind == KIND_RULE and e.strict and i in passed and i not in full_set:
+            full_set.append(i)
+            budget.used += index.body_tokens(i)
+    # Round-robin over parts for the rest.
     progress = True
     while progress:
         progress = False
-        for p, queue in enumerate(queues):
-            while queue and taken[p] < per_part_max:
-                i = queue.pop(0)
-                if i in full_set:
-                    continue
-                cost = index.body_tokens(i)
-                if budget.used + cost > budget.limit:
-                    over_budget.add(i)
-                    continue
-                full_set.append(i)
-                budget.used += cost
-                taken[p] += 1
-                progress = True
-                break
+        for p in range(len(queues)):
+            progress = take(p) or progress
     return full_set, over_budget
 
 
@@ -240,6 +255,7 @@ def shape(
         timings_ms={},
         cascade=[o.cascade for o in outcomes],
         part_keys=[o.key for o in outcomes],
+        part_rankings=[o.base_ranking for o in outcomes],
         budget_tokens=budget.limit,
         used_tokens=budget.used,
     )

@@ -11,7 +11,7 @@ into ``why``, which is what the API and the admin's retrieval test show.
 from __future__ import annotations
 
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -20,6 +20,8 @@ import numpy as np
 from common.identifiers import normalize_package_key, semantic_id_parents
 from common.text import analyze, code_term, tokens
 
+from . import rerank
+from .entries import KIND_PROCEDURE
 from .fusion import weighted_rrf
 
 if TYPE_CHECKING:
@@ -34,6 +36,11 @@ class Slot:
     weight: float  # query weight of each term (1, or typo_weight)
     denom: float  # IDF this slot weighs in the coverage denominator
     label: str  # what the user typed (for `why`)
+    # Per-term weights when the slot holds expansions (translations, synonyms) at their own weight.
+    term_weights: dict[str, float] | None = None
+
+    def weight_of(self, term: str) -> float:
+        return self.term_weights.get(term, self.weight) if self.term_weights else self.weight
 
 
 @dataclass
@@ -45,6 +52,12 @@ class PartOutcome:
     eligible: set[int]
     why: dict[int, list[dict[str, Any]]]
     bm25_ms: float
+    base_ranking: list[str] = field(default_factory=list)
+    features: dict[int, np.ndarray] = field(default_factory=dict)
+
+
+# How many of a part's best entries (before feedback) describe what it is about.
+BASE_RANKING_DEPTH = 5
 
 
 @dataclass
@@ -62,30 +75,43 @@ class _Signals:
 # ------------------------------------------------------------ the question's terms
 
 
+def _expanded_slot(index: RouterIndex, term: str, alternatives: list[tuple[str, float]]) -> Slot:
+    """Structured query: the alternatives of one term share its weight (the best one present counts)."""
+    weights = dict(alternatives)
+    return Slot(list(weights), max(weights.values()), max(index.bm25.idf(t) for t in weights), term, weights)
+
+
+def _term_slot(index: RouterIndex, term: str) -> Slot:
+    """A known term (with its curated synonyms), else translations, typo corrections, cognates, or unknown."""
+    bm25, expander = index.bm25, index.expander
+    if term in bm25.vocabulary:
+        synonyms = [(t, w) for t, w in (expander.synonym_alternatives(term) if expander else []) if t != term]
+        if synonyms:
+            return Slot([term, *dict(synonyms)], 1.0, bm25.idf(term), term, {**dict(synonyms), term: 1.0})
+        return Slot([term], 1.0, bm25.idf(term), term)
+    alternatives = []
+    if expander:
+        alternatives = expander.synonym_alternatives(term) or expander.unknown_alternatives(term, "lexicon")
+    if alternatives:
+        return _expanded_slot(index, term, alternatives)
+    fixes = index.typos.expand(term)
+    if fixes:
+        return Slot(fixes, index.config.typo_weight, max(bm25.idf(f) for f in fixes), term)
+    cognates = expander.unknown_alternatives(term, "cognates") if expander else []
+    if cognates:
+        return _expanded_slot(index, term, cognates)
+    return Slot([], 0.0, index.config.unknown_term_weight * bm25.max_idf, term)
+
+
 def query_slots(index: RouterIndex, text: str) -> list[Slot]:
-    slots: list[Slot] = []
-    seen: set[str] = set()
-    bm25 = index.bm25
-    for term in analyze(text):
-        if term in seen:
-            continue
-        seen.add(term)
-        if term in bm25.vocabulary:
-            slots.append(Slot([term], 1.0, bm25.idf(term), term))
-            continue
-        fixes = index.typos.expand(term)
-        if fixes:
-            slots.append(Slot(fixes, index.config.typo_weight, max(bm25.idf(f) for f in fixes), term))
-        else:
-            slots.append(Slot([], 0.0, index.config.unknown_term_weight * bm25.max_idf, term))
-    return slots
+    return [_term_slot(index, term) for term in dict.fromkeys(analyze(text))]
 
 
 def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
     weights: dict[str, float] = {}
     for slot in slots:
         for t in slot.terms:
-            weights[t] = weights.get(t, 0.0) + slot.weight
+            weights[t] = weights.get(t, 0.0) + slot.weight_of(t)
     return weights
 
 
@@ -98,7 +124,7 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
         best = np.zeros(len(docs))
         for t in slot.terms:
             present = index.bm25.contains(t, docs)
-            value = slot.weight * index.bm25.idf(t)
+            value = slot.weight_of(t) * index.bm25.idf(t)
             best = np.where(present & (value > best), value, best)
         for j in np.flatnonzero(best):
             matched[j].append(slot.label)
@@ -321,6 +347,32 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
     return weighted_rrf(signals.rankings, cfg.weights, cfg.rrf_k)
 
 
+def _base_ranking(index: RouterIndex, signals: _Signals) -> list[str]:
+    base = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k) if signals.rankings else {}
+    return [index.entries[i].package_id for i in sorted(base, key=lambda i: (-base[i], i))[:BASE_RANKING_DEPTH]]
+
+
+def _rerank_signal(index: RouterIndex, signals: _Signals, content: list[Slot], fused: dict[int, float]):
+    """Candidate features (for training), and the learned re-ranker's order when it is configured."""
+    cfg = index.config
+    if not fused or (cfg.rerank_weights is None and not index.collect_features):
+        return {}
+    features = rerank.candidate_features(index, content, fused, signals.why, coverage)
+    if cfg.rerank_weights is None:
+        return features
+    order = list(features)
+    probability = rerank.apply(cfg.rerank_weights, np.vstack([features[i] for i in order]))
+    top = max(fused.values())
+    for i, p in zip(order, probability):
+        # Among the part's best, the model's order; below them, the fused order.
+        fused[i] = top * (1.0 + float(p))
+        if p >= cfg.rerank_full_probability and index.entries[i].kind != KIND_PROCEDURE:
+            if i not in signals.eligible:
+                signals.note(i, "rerank", 1, f"re-ranker probability {p:.2f}")
+            signals.eligible.add(i)
+    return features
+
+
 def route_part(
     index: RouterIndex,
     text: str,
@@ -329,6 +381,7 @@ def route_part(
     parents: Sequence[str],
     page: str | None,
     feedback: Mapping[str, float],
+    related_feedback: Callable[[str, list[str]], Mapping[str, float]] | None = None,
 ) -> PartOutcome:
     """Every signal for one part of the message, fused."""
     signals = _Signals()
@@ -349,10 +402,26 @@ def route_part(
         _bm25_signal(index, signals, content, query)
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
 
+    key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+    # Only the service asks for it (to compare wordings of one need): not paid for on a plain route.
+    base_ranking = _base_ranking(index, signals) if related_feedback is not None else []
+    if base_ranking:
+        # Feedback learnt on another wording of the same need (same router ranking), see knowledge/feedback.py.
+        feedback = dict(feedback)
+        for pid, w in related_feedback(key, base_ranking).items():
+            feedback[pid] = max(feedback.get(pid, 0.0), w)
     _feedback_signal(index, signals, feedback)
     fused = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k)
     fused = _wikilink_signal(index, signals, fused)
-    key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+    features = _rerank_signal(index, signals, content, fused)
     return PartOutcome(
-        text, key, cascade, {int(i): v for i, v in fused.items()}, signals.eligible, signals.why, bm25_ms
+        text,
+        key,
+        cascade,
+        {int(i): v for i, v in fused.items()},
+        signals.eligible,
+        signals.why,
+        bm25_ms,
+        base_ranking,
+        features,
     )

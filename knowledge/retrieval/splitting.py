@@ -4,7 +4,9 @@ A message is split at sentence ends ('?', '!', ';', new lines) and at
 coordinating conjunctions (pt "e", "e também", "além disso"; en "and",
 "also"; es "y", "además") — but only where both sides keep at least
 ``MIN_PART_TERMS`` content terms, so "preço e prazo" or "Sanger and qPCR"
-stay one part and a part is never a lone word.
+stay one part and a part is never a lone word — unless the conjunction opens
+a new question ("… e qual o prazo?", "… and how do I …", "… y cuándo …"):
+then one content term on each side is enough.
 """
 
 from __future__ import annotations
@@ -24,6 +26,19 @@ _CONJUNCTION_RE = re.compile(
 )
 
 
+# A conjunction followed by one of these starts a second question.
+_QUESTION_WORDS = frozenset(
+    "qual quais como quanto quanta quantos quantas quando onde porque por que o que "
+    "what which how when where why who "
+    "cual cuales cuál cuáles cómo cuánto cuánta cuántos cuántas cuándo dónde donde qué".split()
+)
+
+
+def _opens_question(piece: str) -> bool:
+    words = piece.lower().split()
+    return bool(words) and (words[0] in _QUESTION_WORDS or " ".join(words[:2]) in _QUESTION_WORDS)
+
+
 def _split_conjunctions(sentence: str) -> list[str]:
     pieces = [p for p in _CONJUNCTION_RE.split(sentence) if p and p.strip()]
     if len(pieces) <= 1:
@@ -33,7 +48,8 @@ def _split_conjunctions(sentence: str) -> list[str]:
     current = pieces[0].strip()
     for piece in pieces[1:]:
         piece = piece.strip()
-        if len(analyze(current)) >= MIN_PART_TERMS and len(analyze(piece)) >= MIN_PART_TERMS:
+        needed = 1 if _opens_question(piece) else MIN_PART_TERMS
+        if len(analyze(current)) >= needed and len(analyze(piece)) >= needed:
             parts.append(current)
             current = piece
         else:

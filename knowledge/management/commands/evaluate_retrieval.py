@@ -2,34 +2,75 @@ import json
 
 from django.core.management.base import BaseCommand, CommandError
 
-from knowledge.retrieval.evaluation import evaluate, load_queries
-from knowledge.routing_service import route_context
+from knowledge.package_files import PackageFileError
+from knowledge.retrieval.evaluation import evaluate, evaluate_report, format_report, load_queries
+from knowledge.routing_service import SemanticContext, route_context, router_config
 
 
 class Command(BaseCommand):
     help = (
-        "Measure the router on a labeled query file: hit@1, recall in full, recall in full or listed, "
-        "negative precision (see knowledge/evaluation/queries.json for the format)."
+        "Measure the router on a labeled question file, per question kind: hit@1, expected delivered in usable "
+        "form, expected anywhere, out-of-domain precision and en/es ÷ pt parity, with 95 % intervals. "
+        "--catalog DIR measures a folder of package files in memory instead of the database catalog "
+        "(see docs/retrieval.md, 'Measuring your own catalog')."
     )
 
     def add_arguments(self, parser):
-        parser.add_argument("queries", help="JSON list of {query, expected, lang?, type?, context?}")
-        parser.add_argument("--verbose", action="store_true", help="Print every query that missed.")
+        parser.add_argument("queries", help="JSON list of {query, expected, lang?, type?, group?, context?}")
+        parser.add_argument(
+            "--catalog",
+            metavar="DIR",
+            help="Folder of package .md files (or with a packages/ subfolder), loaded in memory; "
+            "the database catalog is neither read nor written.",
+        )
+        parser.add_argument("--verbose", action="store_true", help="Print every question that missed.")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
 
     def handle(self, *args, **options):
+        if options["verbose"] and ".test." in str(options["queries"]):
+            # A test split is reported, never read: printing its misses is how tuning on it starts.
+            raise CommandError("--verbose is refused on a test split (*.test.json): report its figures only")
         try:
             queries = load_queries(options["queries"])
         except (OSError, ValueError) as exc:
             raise CommandError(f"Cannot read {options['queries']}: {exc}") from exc
 
-        def route(row):
-            return route_context(message=row["query"], semantic_context=row.get("context"), use_cache=False)
+        if options["catalog"]:
+            from knowledge.offline_catalog import folder_index
 
-        ev = evaluate(queries, route)
-        summary = ev.summary()
+            try:
+                index = folder_index(options["catalog"], router_config())
+            except (OSError, ValueError, PackageFileError) as exc:
+                raise CommandError(f"Cannot load the catalog {options['catalog']}: {exc}") from exc
+
+            def route(row):
+                ctx = SemanticContext.coerce(row.get("context"))
+                return index.route(row["query"], focus=ctx.focus, parents=ctx.parents, page=ctx.page)
+
+            kinds = {e.package_id: e.kind for e in index.entries}
+        else:
+            from knowledge.catalog import get_active_catalog
+
+            def route(row):
+                return route_context(message=row["query"], semantic_context=row.get("context"), use_cache=False)
+
+            kinds = {e.package_id: e.kind for e in get_active_catalog().entries}
+
+        unknown = sorted({e for row in queries for e in row["expected"]} - set(kinds))
+        if unknown:
+            raise CommandError(f"expected IDs not in the catalog: {', '.join(unknown[:10])}")
+        results = {}
+
+        def remembered(row):
+            result = results.get(id(row))
+            if result is None:
+                result = results[id(row)] = route(row)
+            return result
+
+        ev = evaluate(queries, remembered)
+        report = evaluate_report(queries, remembered, kinds)
         if options["json"]:
-            self.stdout.write(json.dumps(summary))
+            self.stdout.write(json.dumps({**ev.summary(), **report.summary()}))
             return
         self.stdout.write(
             f"queries                    {ev.queries} ({ev.positives} answerable, {ev.negatives} out of domain)"
@@ -39,10 +80,13 @@ class Command(BaseCommand):
         self.stdout.write(f"recall in full or listed   {ev.recall_full_or_listed:.3f}")
         self.stdout.write(f"negative precision         {ev.negative_precision:.3f}")
         self.stdout.write(f"mean full bodies per query {ev.mean_full:.2f}")
-        for kind, (ok, total) in sorted(ev.by_type.items()):
-            self.stdout.write(f"  {kind:<16} {ok}/{total}")
+        self.stdout.write("")
+        self.stdout.write("per question kind: rate [95 % Wilson interval] ok/n; parity: bootstrap 95 % over groups")
+        for line in format_report(report):
+            self.stdout.write(line)
         if options["verbose"]:
-            for f in ev.failures:
-                self.stdout.write(
-                    f"MISS {f['query']!r} expected={f['expected']} full={f['full']} ranked={f.get('ranked', [])}"
-                )
+            for o in report.outcomes:
+                if not (o.hit and o.usable):
+                    self.stdout.write(
+                        f"MISS [{o.kind}/{o.lang}] {o.query!r} expected={o.expected} full={o.full} ranked={o.ranked}"
+                    )

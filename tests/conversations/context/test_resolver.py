@@ -168,6 +168,23 @@ def test_a_field_inside_an_inactive_tab_is_not_a_target():
     assert resolution.target is None or resolution.target.semantic_id != "workPermit.documents.attachments"
 
 
+def test_a_focus_whose_id_is_also_listed_hidden_elsewhere_is_not_a_target():
+    # Found by the property test: the focus declares visible parents, the elements list the same id
+    # inside the inactive Documents tab; the hidden copy must not be reached through the focus.
+    context = make_context()
+    for element in context["elements"]:
+        if element["semanticId"] == "workPermit.documents.attachments":
+            element["visibility"] = "visible"  # hidden only through its inactive tab
+    context["focus"] = {
+        "semanticId": "workPermit.documents.attachments",
+        "type": "table",
+        "label": "Anexos",
+        "parentIds": ["workPermit.components"],
+    }
+    resolution = resolve("Explique isso.", context)
+    assert resolution.target is None or resolution.target.semantic_id != "workPermit.documents.attachments"
+
+
 def test_a_hidden_element_named_in_the_message_is_not_a_target():
     resolution = resolve("Explique a tabela Anexos.", make_context())
     assert resolution.target.semantic_id != "workPermit.documents.attachments"

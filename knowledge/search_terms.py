@@ -1,0 +1,168 @@
+"""Curation-time expansion: the LLM proposes English and Spanish search terms when a revision is saved.
+
+A catalog written in Portuguese only is found by English and Spanish
+questions through the lexicon; what a dictionary cannot know (product names
+in use, colloquial phrasings) a model can propose once per revision, off the
+request path. Curators see, edit and accept the proposal in the admin
+(*Knowledge › Search terms*); accepted terms are stored with the revision and
+indexed at ``KNOWLEDGE_FIELD_WEIGHTS["search_terms"]``, below curated keywords.
+
+With the offline provider nothing is asked and nothing is stored: it cannot
+translate, and an empty proposal would only be noise for curators.
+Logs carry IDs, statuses and counts only, never package text or terms.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import re
+
+from django.conf import settings
+from django.core.exceptions import ValidationError
+from django.db import transaction
+
+from knowledge.models import CatalogState, PackageRevision, RevisionSearchTerms
+from llm.base import ChatMessage, LLMRequest, ProviderUnavailable
+
+logger = logging.getLogger(__name__)
+
+LANGUAGES = ("en", "es")
+MAX_TERMS_PER_LANGUAGE = 12
+MAX_TERM_LENGTH = 60
+# Revisions whose content changed; (de)activation changes nothing to search for.
+CONTENT_ACTIONS = {
+    PackageRevision.Action.CREATED,
+    PackageRevision.Action.EDITED,
+    PackageRevision.Action.IMPORTED,
+    PackageRevision.Action.BUNDLED_SYNC,
+    PackageRevision.Action.REVERTED,
+    PackageRevision.Action.RESET,
+}
+SYSTEM_PROMPT = (
+    "You help people find help-centre articles written in Portuguese. For the article below, "
+    'answer with JSON only: {"en": [...], "es": [...]}, up to 12 short search terms per language '
+    "(words or phrases of 1 to 4 words) that an English or a Spanish speaker would type to find it. "
+    "Translate the article's key terms and add the everyday words people use. No explanations."
+)
+
+
+def _provider():
+    """The configured model, or None for the offline provider (it cannot translate)."""
+    from llm.runtime import llm_settings, provider_for_settings
+
+    config = llm_settings()
+    return None if config.provider == "offline" else provider_for_settings(config)
+
+
+def _offline() -> bool:
+    from llm.runtime import llm_settings
+
+    return llm_settings().provider == "offline"
+
+
+def _enabled() -> bool:
+    return bool(getattr(settings, "KNOWLEDGE_SEARCH_TERMS_ON_SAVE", True)) and not _offline()
+
+
+def search_terms_request(revision: PackageRevision) -> None:
+    """After the revision's transaction commits, ask for its search terms (Celery), when a real model is configured."""
+    if revision.action not in CONTENT_ACTIONS or not _enabled():
+        return
+    from knowledge.tasks import suggest_search_terms
+
+    transaction.on_commit(lambda: suggest_search_terms.delay(revision.pk))
+
+
+def clean_terms(raw) -> list[str]:
+    """A list of terms (or comma/newline-separated text) → distinct trimmed terms, bounded in count and length."""
+    if isinstance(raw, str):
+        raw = [t for line in raw.splitlines() for t in line.split(",")]
+    if not isinstance(raw, (list, tuple)):
+        raise ValidationError("a list of terms or a comma-separated text")
+    terms: list[str] = []
+    for item in raw:
+        if not isinstance(item, str):
+            continue
+        term = " ".join(item.split())
+        if term and len(term) <= MAX_TERM_LENGTH and term.lower() not in {t.lower() for t in terms}:
+            terms.append(term)
+    if len(terms) > MAX_TERMS_PER_LANGUAGE * len(LANGUAGES):
+        raise ValidationError(f"at most {MAX_TERMS_PER_LANGUAGE * len(LANGUAGES)} terms")
+    return terms
+
+
+def parse_proposal(text: str) -> dict[str, list[str]]:
+    """The model's JSON answer (tolerating a code fence or prose around it) → {"en": [...], "es": [...]}."""
+    match = re.search(r"\{.*\}", text or "", re.DOTALL)
+    if not match:
+        raise ValueError("no JSON object")
+    data = json.loads(match.group(0))
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    out = {}
+    for lang in LANGUAGES:
+        values = data.get(lang) or []
+        out[lang] = clean_terms(values if isinstance(values, list) else [])[:MAX_TERMS_PER_LANGUAGE]
+    if not any(out.values()):
+        raise ValueError("no terms")
+    return out
+
+
+def search_terms_propose(*, revision_pk: int) -> RevisionSearchTerms | None:
+    """Ask the model for one revision's search terms and store the proposal (idempotent per revision)."""
+    from llm.runtime import llm_settings
+
+    revision = PackageRevision.objects.select_related("package").filter(pk=revision_pk).first()
+    provider = _provider()
+    if revision is None or provider is None:
+        return None
+    existing = RevisionSearchTerms.objects.filter(revision=revision).first()
+    if existing is not None and existing.status != RevisionSearchTerms.Status.FAILED:
+        return existing  # a redelivered task does not ask twice
+    data = revision.data
+    keywords = ", ".join(data.get("keywords", []))
+    article = f"# {data.get('title', '')}\n{data.get('summary', '')}\nKeywords: {keywords}\n\n"
+    article += (data.get("body") or "")[:6000]
+    request = LLMRequest(
+        messages=(ChatMessage("system", SYSTEM_PROMPT), ChatMessage("user", article)),
+        model=llm_settings().model,
+        options={"temperature": 0},
+    )
+    try:
+        reply = provider.complete(request)
+        proposal = parse_proposal(reply.text)
+        status = RevisionSearchTerms.Status.PROPOSED
+    except (ProviderUnavailable, ValueError) as exc:
+        proposal, status = {}, RevisionSearchTerms.Status.FAILED
+        logger.info("search_terms_failed revision=%s reason=%s", revision.pk, getattr(exc, "reason", "parse"))
+    record, _ = RevisionSearchTerms.objects.update_or_create(
+        revision=revision, defaults={"proposed": proposal, "status": status}
+    )
+    logger.info(
+        "search_terms_proposed revision=%s status=%s terms=%d",
+        revision.pk,
+        status,
+        sum(len(v) for v in proposal.values()),
+    )
+    return record
+
+
+@transaction.atomic
+def search_terms_accept(*, record: RevisionSearchTerms, terms, acting_user=None) -> RevisionSearchTerms:
+    """A curator's accepted (possibly edited) terms: stored with the revision; the catalog version is bumped."""
+    from django.db.models import F
+
+    try:
+        accepted = clean_terms(terms)
+    except ValidationError as exc:
+        raise ValidationError({"accepted": exc.messages}) from exc
+    CatalogState.objects.get_or_create(pk=1)
+    CatalogState.objects.select_for_update().get(pk=1)
+    record.accepted = accepted
+    record.status = RevisionSearchTerms.Status.ACCEPTED
+    record.reviewed_by = acting_user if getattr(acting_user, "pk", None) else None
+    record.save()
+    CatalogState.objects.filter(pk=1).update(version=F("version") + 1)
+    logger.info("search_terms_accepted revision=%s terms=%d", record.revision_id, len(accepted))
+    return record

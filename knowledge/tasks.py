@@ -1,0 +1,19 @@
+"""Celery tasks of the knowledge app: thin, ids in, one service call."""
+
+from celery import shared_task
+from django.db import InterfaceError, OperationalError
+
+from knowledge.search_terms import search_terms_propose
+
+
+@shared_task(
+    name="knowledge.suggest_search_terms",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    max_retries=5,
+)
+def suggest_search_terms(revision_pk: int) -> dict | None:
+    record = search_terms_propose(revision_pk=revision_pk)
+    return None if record is None else {"status": record.status}
