@@ -96,27 +96,43 @@ class ContextView:
             if element.visibility != "visible":
                 self.blocked.add(sid)
 
-        self.focus: Element | None = None
-        raw_focus = context.get("focus")
-        if raw_focus:
-            sid = raw_focus["semanticId"]
-            self.focus = Element(
-                semantic_id=sid,
-                type=raw_focus.get("type"),
-                label=raw_focus.get("label") or self.label_of(sid),
-                parent_ids=parent_chain(sid, raw_focus.get("parentIds"), self.registry),
-                visibility=raw_focus.get("visibility", "visible"),
-            )
-            if self.focus.visibility != "visible":
-                self.blocked.add(sid)
-            if self.focus.label:
-                self.labels.setdefault(sid, self.focus.label)
-            self.types.setdefault(sid, self.focus.type)
-            self.elements.setdefault(sid, self.focus)
+        self.focus: Element | None = self._read_focus(context.get("focus"))
 
         self.visible_ids: list[str] | None = None
         if self.viewport.get("visibleSemanticIds") is not None:
             self.visible_ids = list(self.viewport["visibleSemanticIds"])
+
+    def _read_focus(self, raw_focus: Mapping[str, Any] | None) -> Element | None:
+        """The focus, as one entry with its listed copy if the elements name it too.
+
+        A delta replaces the element list but merges the focus, so one id can arrive twice with
+        different parents: declared parents win over a guessed chain, and the stricter visibility
+        of the two wins, so the resolver and every later check agree.
+        """
+        if not raw_focus:
+            return None
+        sid = raw_focus["semanticId"]
+        listed = self.elements.get(sid)
+        declared = raw_focus.get("parentIds")
+        visibility = raw_focus.get("visibility", "visible")
+        if listed is not None and listed.visibility != "visible":
+            visibility = listed.visibility
+        focus = Element(
+            semantic_id=sid,
+            type=raw_focus.get("type") or (listed.type if listed else None),
+            label=raw_focus.get("label") or self.label_of(sid),
+            parent_ids=(
+                listed.parent_ids if listed is not None and not declared else parent_chain(sid, declared, self.registry)
+            ),
+            visibility=visibility,
+        )
+        self.elements[sid] = focus
+        if focus.visibility != "visible":
+            self.blocked.add(sid)
+        if focus.label:
+            self.labels.setdefault(sid, focus.label)
+        self.types.setdefault(sid, focus.type)
+        return focus
 
     def tab_semantic_id(self, tab: Mapping[str, Any]) -> str:
         if tab.get("semanticId"):
@@ -152,14 +168,10 @@ class ContextView:
 
     def is_targetable(self, element: Element) -> bool:
         """Hidden, collapsed, inactive or disabled elements (or inside one) never become targets."""
-        # A context may list one id twice (as the focus and as an element) with different parents:
-        # every entry must be reachable, or a hidden copy could be targeted through a visible one.
-        known = self.elements.get(element.semantic_id)
-        for entry in (element,) if known is None or known is element else (element, known):
-            if entry.visibility != "visible" or entry.semantic_id in self.blocked:
-                return False
-            if any(parent in self.blocked for parent in entry.parent_ids):
-                return False
+        if element.visibility != "visible" or element.semantic_id in self.blocked:
+            return False
+        if any(parent in self.blocked for parent in element.parent_ids):
+            return False
         if self.visible_ids is not None and element.semantic_id not in self.visible_ids:
             # Off-screen but focused is fine (keyboard focus); others must be on screen.
             return self.focus is not None and element.semantic_id == self.focus.semantic_id

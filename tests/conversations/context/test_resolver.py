@@ -1,7 +1,7 @@
 import pytest
 
 from conversations.context import SemanticInfo, resolve
-from conversations.context.resolver import parent_chain
+from conversations.context.resolver import ContextView, parent_chain
 
 from .samples import EQUIPMENT_TYPE, START_DATE, VALIDITY, make_context, without_focus
 
@@ -168,21 +168,33 @@ def test_a_field_inside_an_inactive_tab_is_not_a_target():
     assert resolution.target is None or resolution.target.semantic_id != "workPermit.documents.attachments"
 
 
-def test_a_focus_whose_id_is_also_listed_hidden_elsewhere_is_not_a_target():
-    # Found by the property test: the focus declares visible parents, the elements list the same id
-    # inside the inactive Documents tab; the hidden copy must not be reached through the focus.
+def test_a_focus_whose_listed_copy_is_hidden_is_not_a_target():
     context = make_context()
-    for element in context["elements"]:
-        if element["semanticId"] == "workPermit.documents.attachments":
-            element["visibility"] = "visible"  # hidden only through its inactive tab
     context["focus"] = {
         "semanticId": "workPermit.documents.attachments",
         "type": "table",
         "label": "Anexos",
         "parentIds": ["workPermit.components"],
-    }
+    }  # the elements list the same id with visibility "hidden"
     resolution = resolve("Explique isso.", context)
     assert resolution.target is None or resolution.target.semantic_id != "workPermit.documents.attachments"
+
+
+def test_declared_focus_parents_win_over_the_guessed_chain_of_its_listed_copy():
+    # As the demo sends it after a tab click: the delta replaces the element list (the tab without
+    # parentIds, so its dotted chain passes through the disabled Componentes section) and merges the
+    # focus, which keeps its declared parents. One entry per id: the resolver and the view agree.
+    context = make_context()
+    context["elements"] = [
+        {"semanticId": "workPermit.components.tab", "type": "tab", "label": "Componentes"},
+        {"semanticId": "workPermit.components", "type": "section", "label": "Componentes", "visibility": "disabled"},
+    ]
+    context["focus"] = {"semanticId": "workPermit.components.tab", "label": "Componentes", "parentIds": ["workPermit"]}
+    resolution = resolve("Explique isso.", context)
+    assert resolution.target.semantic_id == "workPermit.components.tab"
+    view = ContextView(context)
+    assert view.element("workPermit.components.tab") is view.focus
+    assert view.is_targetable(view.element("workPermit.components.tab"))
 
 
 def test_a_hidden_element_named_in_the_message_is_not_a_target():
