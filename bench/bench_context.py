@@ -1,4 +1,4 @@
-"""Benchmark: validation + resolution of a typical ~2 KB UI context (issue 5).
+"""Benchmark: validation + resolution of a typical ~2 KB UI context (the turn's context step).
 
 Target: p50 ≤ 1 ms for validate (size, schema, age, hash) + resolve, on one core.
 Pure Python, no database: run from the repository root with

@@ -12,6 +12,8 @@ from django.core.exceptions import ValidationError
 from django.db import models
 from django.db.models import Q
 
+# The UI-context engine's models live with the engine; importing them here registers them.
+from conversations.context.models import AccessibleEntity, ContextSnapshot, SemanticElement  # noqa: F401
 from llm import LLMConfigError
 from llm.config import PROVIDERS
 from llm.runtime import agent_llm_settings
@@ -247,10 +249,6 @@ class Handoff(models.Model):
     @property
     def is_resolved(self) -> bool:
         return self.resolved_at is not None
-
-
-# The UI-context engine's models live with the engine; importing them here registers them.
-from conversations.context.models import AccessibleEntity, ContextSnapshot, SemanticElement  # noqa: E402,F401
 
 
 class FeedbackRating(models.TextChoices):

@@ -21,8 +21,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from common.exceptions import ApplicationError
+from knowledge.catalog import package_wikilinks_unresolved
 from knowledge.exceptions import RevisionNotFoundError
-from knowledge.forms import PackageAdminForm
+from knowledge.forms import PackageAdminForm, RetrievalTestForm
 from knowledge.markdown import extract_wikilinks, render_markdown
 from knowledge.feedback import half_life_seconds
 from knowledge.models import (
@@ -37,7 +38,8 @@ from knowledge.models import (
 from knowledge.search_terms import clean_terms, search_terms_accept
 from knowledge.permissions import is_curator
 from knowledge.revision_diff import revision_diff
-from knowledge.selectors import package_revision_get, package_revisions, package_wikilinks_unresolved
+from knowledge.routing_service import route_context
+from knowledge.selectors import package_revision_get, package_revisions
 from knowledge.services import (
     package_create,
     package_reset_to_bundled,
@@ -313,9 +315,6 @@ class PackageAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
 
     def retrieval_test_view(self, request):
         """A curator types a question (and a semantic ID) and sees what would be delivered, and why."""
-        from knowledge.forms import RetrievalTestForm
-        from knowledge.routing_service import route_context
-
         if not self.has_view_permission(request):
             raise PermissionDenied
         form = RetrievalTestForm(request.GET or None)

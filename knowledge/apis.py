@@ -6,7 +6,7 @@ from rest_framework.views import APIView
 from common.pagination import DefaultPagination
 from knowledge.catalog import get_active_catalog
 from knowledge.exceptions import PackageNotFoundError
-from knowledge.feedback import fetch_feedback_record_for_session
+from knowledge.routing_service import fetch_feedback_record_for_session
 
 
 class PackageListApi(APIView):

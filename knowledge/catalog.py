@@ -8,6 +8,7 @@ import threading
 from dataclasses import dataclass, field
 
 from common.identifiers import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
+from knowledge.markdown import extract_wikilinks
 from knowledge.models import Package, RevisionSearchTerms, SynonymSet
 from knowledge.selectors import catalog_version_get
 
@@ -130,3 +131,21 @@ def clear_catalog_cache() -> None:
     global _cached
     with _lock:
         _cached = None
+
+
+def package_wikilinks_unresolved(*, body: str) -> list[tuple[str, str]]:
+    """Wiki-link targets of a body that the active catalog cannot resolve, with why.
+
+    Returns (target, "inactive" | "unknown") in order of first appearance; a link
+    may name a package by ID or alias, as agents do.
+    """
+    catalog = get_active_catalog()
+    missing = [target for target in extract_wikilinks(body) if catalog.resolve(target) is None]
+    if not missing:
+        return []
+    inactive = set(
+        Package.objects.filter(is_active=False, package_id__in=[normalize_package_key(t) for t in missing]).values_list(
+            "package_id", flat=True
+        )
+    )
+    return [(t, "inactive" if normalize_package_key(t) in inactive else "unknown") for t in missing]

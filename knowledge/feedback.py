@@ -1,7 +1,9 @@
 """Fetch feedback: entries the agent fetched after they were only listed.
 
-Writes (`fetch_feedback_record`, `fetch_feedback_record_for_session`) are the
-public services the agent turn (`s=99`, `::id`) and the package endpoint call.
+The store of fetch feedback. Attributing a fetch to the question that listed
+the entry needs the router, so the public writes the agent turn (`s=99`,
+`::id`) and the package endpoint call (`fetch_feedback_record`,
+`fetch_feedback_record_for_session`) live in `knowledge.routing_service`.
 Reads go through a per-process snapshot of the table, refreshed when the
 feedback version (a counter in the Django cache, bumped on commit of every
 record) changes, so a route costs no extra query.
@@ -20,8 +22,6 @@ from django.db import IntegrityError, transaction
 from django.utils import timezone
 
 from knowledge.models import FetchFeedback
-from common.text import query_key
-from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)
 
@@ -71,50 +71,13 @@ def _record(*, key: str, package_id: str, tenant, now, signature: list[str] | No
     raise RuntimeError("fetch feedback could not be recorded")  # pragma: no cover
 
 
-def fetch_feedback_record(
-    *,
-    query: str,
-    package_id: str,
-    tenant=None,
-    was_listed: bool | None = None,
-    acting_user=None,
+def fetch_feedback_rows_record(
+    *, keys: list[str], package_id: str, tenant=None, signatures: dict[str, list[str]] | None = None
 ) -> list[FetchFeedback]:
-    """Record that ``package_id`` was fetched for ``query``; returns the rows written.
-
-    ``was_listed``: the caller knows the entry was listed (True) or not
-    delivered in full (also True); None lets the router decide by routing the
-    question again (a cache hit in practice). An entry that already arrived
-    in full teaches nothing and is not recorded. Each part of a multi-part
-    question where the entry was relevant gets its own row.
-    """
-    from knowledge.routing_service import route_context
-
-    package_id = (package_id or "").strip()
-    if not package_id or not (query or "").strip():
-        return []
-    if package_id.startswith("::"):
-        package_id = package_id[2:]
-    parts = split_parts(query) or [query]
-    keys = [k for k in (query_key(p) for p in parts) if k]
-    if not keys:
-        return []
-    # Routed also when the caller knows it was listed (a cache hit in practice): each part's
-    # ranking before feedback is stored, so another wording of the same need benefits too.
-    result = route_context(message=query, tenant=tenant)
-    signatures = dict(zip((query_key(p) for p in parts), result.part_rankings))
-    if was_listed is None or len(keys) > 1:
-        if package_id in result.full_ids:
-            return []
-        if len(keys) > 1:
-            # Keep the parts whose signals mention the entry; all parts if none does.
-            mentioned = set()
-            for d in result.ranked():
-                if d.id == package_id:
-                    mentioned = {n.get("part", 0) for n in d.why}
-            if mentioned:
-                keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
-    elif not was_listed:
-        return []
+    """One row per question key (weights decay, then +1), with that part's ranking before
+    feedback (``signatures``) so another wording of the same need benefits; readers see
+    them after commit."""
+    signatures = signatures or {}
     now = timezone.now()
     rows = [
         _record(key=key, package_id=package_id, tenant=tenant, now=now, signature=signatures.get(key))
@@ -140,15 +103,9 @@ def session_routes_remember(*, session_key: str, tenant_id, listed_ids: list[str
     cache.set(cache_key, routes[-SESSION_MAX_ROUTES:], timeout=SESSION_TTL_SECONDS)
 
 
-def fetch_feedback_record_for_session(*, session_key: str, package_id: str, tenant=None) -> list[FetchFeedback]:
-    """A fetch inside a session: attribute it to the latest route that listed the entry."""
-    if not session_key or not package_id:
-        return []
-    package_id = package_id[2:] if package_id.startswith("::") else package_id
-    for route in reversed(cache.get(_session_cache_key(session_key, getattr(tenant, "pk", tenant))) or []):
-        if package_id in route["listed"]:
-            return fetch_feedback_record(query=route["query"], package_id=package_id, tenant=tenant, was_listed=True)
-    return []
+def session_routes(*, session_key: str, tenant_id) -> list[dict]:
+    """The session's last routes, oldest first: {"query", "listed"}."""
+    return cache.get(_session_cache_key(session_key, tenant_id)) or []
 
 
 # ------------------------------------------------------------------- reads

@@ -27,16 +27,21 @@ from dataclasses import dataclass, replace
 from django.conf import settings
 from django.core.cache import cache
 
+from common.text import query_key
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
     FEEDBACK_VERSION_KEY,
     feedback_weights,
+    fetch_feedback_rows_record,
     related_feedback_weights,
+    session_routes,
     session_routes_remember,
 )
+from knowledge.models import FetchFeedback
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
+from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)
 
@@ -281,3 +286,62 @@ def reindex() -> RouterIndex:
 
 
 __all__: Sequence[str] = ["RouteResult", "SemanticContext", "index_holder", "reindex", "route_context"]
+
+
+# --------------------------------------------------------- fetch feedback
+
+
+def fetch_feedback_record(
+    *,
+    query: str,
+    package_id: str,
+    tenant=None,
+    was_listed: bool | None = None,
+    acting_user=None,
+) -> list[FetchFeedback]:
+    """Record that ``package_id`` was fetched for ``query``; returns the rows written.
+
+    ``was_listed``: the caller knows the entry was listed (True) or not
+    delivered in full (also True); None lets the router decide by routing the
+    question again (a cache hit in practice). An entry that already arrived
+    in full teaches nothing and is not recorded. Each part of a multi-part
+    question where the entry was relevant gets its own row.
+    """
+    package_id = (package_id or "").strip()
+    if not package_id or not (query or "").strip():
+        return []
+    if package_id.startswith("::"):
+        package_id = package_id[2:]
+    parts = split_parts(query) or [query]
+    keys = [k for k in (query_key(p) for p in parts) if k]
+    if not keys:
+        return []
+    # Routed also when the caller knows it was listed (a cache hit in practice): each part's
+    # ranking before feedback is stored, so another wording of the same need benefits too.
+    result = route_context(message=query, tenant=tenant)
+    signatures = dict(zip((query_key(p) for p in parts), result.part_rankings))
+    if was_listed is None or len(keys) > 1:
+        if package_id in result.full_ids:
+            return []
+        if len(keys) > 1:
+            # Keep the parts whose signals mention the entry; all parts if none does.
+            mentioned = set()
+            for d in result.ranked():
+                if d.id == package_id:
+                    mentioned = {n.get("part", 0) for n in d.why}
+            if mentioned:
+                keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
+    elif not was_listed:
+        return []
+    return fetch_feedback_rows_record(keys=keys, package_id=package_id, tenant=tenant, signatures=signatures)
+
+
+def fetch_feedback_record_for_session(*, session_key: str, package_id: str, tenant=None) -> list[FetchFeedback]:
+    """A fetch inside a session: attribute it to the latest route that listed the entry."""
+    if not session_key or not package_id:
+        return []
+    package_id = package_id[2:] if package_id.startswith("::") else package_id
+    for route in reversed(session_routes(session_key=session_key, tenant_id=getattr(tenant, "pk", tenant))):
+        if package_id in route["listed"]:
+            return fetch_feedback_record(query=route["query"], package_id=package_id, tenant=tenant, was_listed=True)
+    return []

@@ -8,6 +8,7 @@ from django.core.validators import RegexValidator
 from django.db import models
 
 from ontology.routing.data import CURRENT_SCHEMA_VERSION, strategies
+from ontology.routing.distribution import SkillSpec
 
 SLUG_VALIDATOR = RegexValidator(r"^[a-z0-9][a-z0-9_]*$", "Use lower case letters, digits and underscores.")
 
@@ -122,8 +123,6 @@ class Skill(models.Model):
             raise ValidationError(errors)
 
     def to_spec(self):
-        from ontology.routing.distribution import SkillSpec
-
         return SkillSpec(
             id=self.slug,
             category=self.category,

@@ -14,6 +14,7 @@ Three shapes, because callers need three things:
 from __future__ import annotations
 
 import unicodedata
+from functools import lru_cache
 
 
 def fold(text: str) -> str:
@@ -29,9 +30,13 @@ def fold_lower(text: str) -> str:
 
 def fold_aligned(text: str) -> str:
     """Lowercase, accents removed, *same length* as ``text`` so spans map back."""
-    out = []
-    for ch in text:
-        base = unicodedata.normalize("NFKD", ch)[:1] or ch
-        low = base.lower()
-        out.append(low if len(low) == 1 else base)
-    return "".join(out)
+    if text.isascii():  # the common case, and str.lower keeps ASCII one character per character
+        return text.lower()
+    return "".join(map(_fold_char, text))
+
+
+@lru_cache(maxsize=4096)
+def _fold_char(ch: str) -> str:
+    base = unicodedata.normalize("NFKD", ch)[:1] or ch
+    low = base.lower()
+    return low if len(low) == 1 else base

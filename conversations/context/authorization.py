@@ -22,6 +22,7 @@ from django.db.models import Q
 from django.utils.module_loading import import_string
 
 from .errors import ContextForbidden
+from .models import AccessibleEntity
 from .redaction import ENTITY_PARAM as _ID_PARAM  # one rule: what is an entity is never masked
 
 
@@ -65,8 +66,6 @@ def accessible_entity_authorizer(*, tenant, user, entities: list[EntityRef]) -> 
     """Default: an entity is accessible when the tenant lists it in ``AccessibleEntity``."""
     if not entities:
         return []
-    from .models import AccessibleEntity
-
     condition = Q()
     for ref in entities:
         condition |= Q(entity_type=ref.entity_type, entity_id=ref.entity_id)

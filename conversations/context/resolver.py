@@ -214,12 +214,15 @@ def _read(message: str, context: Mapping[str, Any], registry, default_language: 
     else:
         action = "refer"
     named_ok = tuple(m for m in named if view.is_targetable(m.element))
+    reading = Reading(view, folded, language, action, tuple(deictics), named_ok)
     notes = []
-    if view.focus is not None and not view.is_targetable(view.focus):
+    if view.focus is not None and not reading.focus_ok:
         notes.append("focus_not_targetable")
     if len(named_ok) < len(named):
         notes.append("named_element_not_targetable")
-    return Reading(view, folded, language, action, tuple(deictics), named_ok, tuple(notes)), update
+    if notes:
+        reading = replace(reading, notes=tuple(notes))
+    return reading, update
 
 
 def _confirm_update(reading: Reading, binding: Binding, value: Any, unit: str | None, has_value: bool):

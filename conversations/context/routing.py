@@ -3,7 +3,7 @@
 The router fuses every signal into one score, so a rewritten message that names
 the page and the tab ("…, na aba Componentes da Permissão de Trabalho") can lift
 the parents' packages above the package documenting the focused element. The
-issue's contract is an order, not a score: the packages tied to the focus (by
+seed's contract is an order, not a score: the packages tied to the focus (by
 their ``semantic_ids`` or the registry's links), then its parents' (nearest
 first), then the wiki-link neighbours of the focus's packages, then everything
 else in the router's order. Pure code: the caller passes the lookups.

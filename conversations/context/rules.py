@@ -18,6 +18,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from common.text import fold_aligned
 
@@ -58,7 +59,7 @@ class Reading:
     def focus(self) -> Element | None:
         return self.view.focus
 
-    @property
+    @cached_property
     def focus_ok(self) -> bool:
         return self.view.focus is not None and self.view.is_targetable(self.view.focus)
 

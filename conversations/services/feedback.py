@@ -10,6 +10,7 @@ from django.db import transaction
 from conversations.exceptions import MessageNotFoundError, MessageNotRatableError
 from conversations.models import Message, MessageFeedback, MessageRole
 from conversations.selectors import session_get
+from ontology.services.policy import policy_feedback
 
 logger = logging.getLogger(__name__)
 
@@ -40,8 +41,6 @@ def message_feedback_set(
     route_id = ((message.response or {}).get("ontology") or {}).get("route_id")
     version = None
     if previous != rating:
-        from ontology.services.policy import policy_feedback
-
         version = policy_feedback(tenant=tenant, route_id=route_id, rating=rating, previous=previous)
     created = feedback is None
     if created:

@@ -224,28 +224,21 @@ def keyword_hits(
 
 def _context_signals(index: RouterIndex, signals: _Signals, named: list[int], focus, parents, page) -> list[int]:
     """ID, semantic, parent and page hits; returns the context hits in that order (each once)."""
-    if named:
-        signals.rankings["id"] = named
-        for r, i in enumerate(named, 1):
-            signals.note(i, "id", r, f"{index.entries[i].package_id} named in the message")
-            signals.eligible.add(i)
     exact, parent_hits, page_hits = semantic_hits(index, focus, parents, page)
-    if exact:
-        signals.rankings["semantic"] = exact
-        for r, i in enumerate(exact, 1):
-            signals.note(i, "semantic", r, f"exact: {focus}")
-            signals.eligible.add(i)
+    # Each signal: its hits with the detail `why` shows, and whether they may arrive in full.
     # Parents and the page are context for the focus: full bodies only when nothing closer matched.
-    for name, hits, label, closer in (
-        ("semantic_parent", parent_hits, "parent", bool(exact)),
-        ("semantic_page", page_hits, "page", bool(exact or parent_hits)),
+    for name, hits, full in (
+        ("id", [(i, f"{index.entries[i].package_id} named in the message") for i in named], True),
+        ("semantic", [(i, f"exact: {focus}") for i in exact], True),
+        ("semantic_parent", [(i, f"parent: {pid}") for i, pid in parent_hits], not exact),
+        ("semantic_page", [(i, f"page: {pid}") for i, pid in page_hits], not (exact or parent_hits)),
     ):
         if not hits:
             continue
         signals.rankings[name] = [i for i, _ in hits]
-        for r, (i, pid) in enumerate(hits, 1):
-            signals.note(i, name, r, f"{label}: {pid}")
-            if not closer:
+        for r, (i, detail) in enumerate(hits, 1):
+            signals.note(i, name, r, detail)
+            if full:
                 signals.eligible.add(i)
     return list(dict.fromkeys([*named, *exact, *(i for i, _ in parent_hits), *(i for i, _ in page_hits)]))
 

@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .classifier import read_labeled, train_chunk_classifier, training_chunks
-from .data import DATA_DIR
+from .data import DATA_DIR, SAMPLE_CHUNKS_FILE
 from .patterns import classify, train_pattern_model, training_examples
 from .textmodel import per_label_report
 
@@ -132,6 +132,4 @@ def bundled_chunks_trained_on_dev_only(*, skip_words: int = 0) -> Figures:
     """The bundled sample chunks classified by a model that never saw them (dev only)."""
     dev = read_labeled(EVAL_DIR / "chunks.dev.jsonl")
     clf = train_chunk_classifier(dev)
-    from .data import SAMPLE_CHUNKS_FILE
-
     return evaluate_chunks(read_labeled(SAMPLE_CHUNKS_FILE), clf, skip_words=skip_words)

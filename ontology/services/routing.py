@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from common.exceptions import ApplicationError
 from ontology.models import OntologyRoute, Profile
 from ontology.routing.engine import RouteOutcome, route
-from ontology.selectors import indexed_corpus, profile_skills, skill_catalog, skills_by_slug
+from ontology.selectors import indexed_corpus, profile_get, profile_skills, skill_catalog, skills_by_slug
 from ontology.services.policy import route_policy
 from ontology.services.profiles import profile_apply_situational
 
@@ -138,8 +138,6 @@ def ontology_for_caller(
     otherwise the end user's (`external_user_id`) or the caller's own profile is used when
     it has active skills. Returns None when neither applies: no ontology for this caller.
     """
-    from ontology.selectors import profile_get
-
     profile = profile_get(tenant=tenant, user=user, external_user_id=external_user_id)
     if skills is None and (profile is None or not profile_skills(profile)):
         return None

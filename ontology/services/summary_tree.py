@@ -14,7 +14,10 @@ from collections.abc import Sequence
 from django.db import transaction
 from django.db.models import Max
 
+from llm import ChatMessage, LLMRequest, ProviderUnavailable
+from llm.runtime import llm_settings, provider_for_settings
 from ontology.models import SummaryNode, SummaryTree
+from ontology.selectors import indexed_corpus, indexed_corpus_key
 from ontology.routing.summary_tree import build_tree, extractive_summary
 
 logger = logging.getLogger(__name__)
@@ -26,9 +29,6 @@ SUMMARY_PROMPT = (
 
 def _llm_summarizer():
     """The configured provider's summarizer, or None for the offline (extractive) one."""
-    from llm import ChatMessage, LLMRequest, ProviderUnavailable
-    from llm.runtime import llm_settings, provider_for_settings
-
     provider = provider_for_settings(llm_settings())
     if provider.name == "offline":
         return None, "offline"
@@ -49,8 +49,6 @@ def _llm_summarizer():
 
 def summary_tree_build(*, force: bool = False) -> SummaryTree | None:
     """A new tree version for the indexed chunks, unless the latest was built from them."""
-    from ontology.selectors import indexed_corpus, indexed_corpus_key
-
     started = time.perf_counter()
     key = indexed_corpus_key()
     latest = SummaryTree.objects.order_by("-version").first()

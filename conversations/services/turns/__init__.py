@@ -11,6 +11,8 @@
     6. the agent loop      (no transaction held): prompt → provider    ``agent_loop``
                            → reply contract; s=99 fetches under the
                            per-message budget; hand-offs
+    6b. grounding          (numbers of an answer in what was            ``grounding_step``
+                           delivered; the agent's number_policy)
     7. close the turn      (short transaction, session row locked):    ``session_rows``
                            reply, hand-off, session status, response
 

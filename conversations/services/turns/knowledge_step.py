@@ -11,8 +11,7 @@ from conversations.context.routing import focus_first
 from conversations.models import Session
 from conversations.prompts import KnowledgeSet
 from knowledge.catalog import Catalog
-from knowledge.feedback import fetch_feedback_record_for_session
-from knowledge.routing_service import route_context
+from knowledge.routing_service import fetch_feedback_record_for_session, route_context
 
 from .outcome import TurnContext
 

@@ -56,7 +56,7 @@ class TurnOutcome:
 
 @dataclass(frozen=True)
 class TurnContext:
-    """What the UI context contributes to a turn (filled in by the context issue)."""
+    """What the UI context contributes to a turn (the context step fills it)."""
 
     snapshot_id: int | None = None
     clarification: str = ""  # a question back to the user instead of a guess

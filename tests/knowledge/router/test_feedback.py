@@ -5,7 +5,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
-from knowledge.feedback import fetch_feedback_record, fetch_feedback_record_for_session
+from knowledge.routing_service import fetch_feedback_record, fetch_feedback_record_for_session
 from knowledge.models import FetchFeedback
 from knowledge.routing_service import route_context
 

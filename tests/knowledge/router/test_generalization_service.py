@@ -7,7 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
-from knowledge.feedback import fetch_feedback_record
+from knowledge.routing_service import fetch_feedback_record
 from knowledge.models import CatalogState, Package, SynonymSet
 from knowledge.routing_service import route_context
 from knowledge.selectors import catalog_version_get

@@ -4,7 +4,7 @@ import pytest
 
 from knowledge.package_files import PackageFileError, parse_package_text
 from knowledge.routing_service import route_context
-from knowledge.selectors import package_wikilinks_unresolved
+from knowledge.catalog import package_wikilinks_unresolved
 
 from .conftest import find
 
