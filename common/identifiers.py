@@ -13,6 +13,7 @@ offline provider all import these, so what one calls a link the others do too.
 from __future__ import annotations
 
 import re
+from collections.abc import Sequence
 
 from common.text import fold
 
@@ -62,6 +63,19 @@ def semantic_id_parents(semantic_id: str) -> list[str]:
     """Dotted ancestors, nearest first: ``a.b.c`` → ``['a.b', 'a']``."""
     parts = semantic_id.split(".")
     return [".".join(parts[:i]) for i in range(len(parts) - 1, 0, -1)]
+
+
+def focus_ancestors(focus: str | None, declared: Sequence[str] = ()) -> list[str]:
+    """The ancestors a focus is read through, nearest first: its dotted parents, then any other
+    declared parent; each once (case-insensitive), never the focus itself. The router's signals
+    and the turn's focus-first order both climb this one chain."""
+    seen = {focus.lower()} if focus else set()
+    chain: list[str] = []
+    for pid in [*(semantic_id_parents(focus) if focus else ()), *declared]:
+        if pid and pid.lower() not in seen:
+            seen.add(pid.lower())
+            chain.append(pid)
+    return chain
 
 
 # ----------------------------------------------------------------- wiki-links

@@ -5,7 +5,7 @@ the page and the tab ("…, na aba Componentes da Permissão de Trabalho") can l
 the parents' packages above the package documenting the focused element. The
 seed's contract is an order, not a score: the packages tied to the focus (by
 their ``semantic_ids`` or the registry's links), then its parents' (nearest
-first), then the wiki-link neighbours of the focus's packages, then everything
+first, the same chain the router climbs: ``common.identifiers.focus_ancestors``), then the wiki-link neighbours of the focus's packages, then everything
 else in the router's order. Pure code: the caller passes the lookups.
 """
 
@@ -14,16 +14,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
-from common.identifiers import semantic_id_parents
-
-
-def _parents(semantic_context: Mapping[str, Any]) -> list[str]:
-    focus = semantic_context.get("focus")
-    parents = [p for p in semantic_context.get("parent_ids") or () if p and p != focus]
-    for p in semantic_id_parents(focus) if focus else ():  # the router also climbs the dotted id
-        if p not in parents:
-            parents.append(p)
-    return parents
+from common.identifiers import focus_ancestors
 
 
 def focus_first(
@@ -40,7 +31,7 @@ def focus_first(
     if not focus or len(ids) < 2:
         return ids
     links = registry_links or {}
-    chain = [focus, *_parents(semantic_context)]
+    chain = [focus, *focus_ancestors(focus, semantic_context.get("parent_ids") or ())]
     rest = len(chain) + 1
 
     def level(pid: str) -> int:

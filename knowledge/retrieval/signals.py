@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
-from common.identifiers import normalize_package_key, semantic_id_parents
+from common.identifiers import focus_ancestors, normalize_package_key, semantic_id_parents
 from common.text import analyze, code_term, tokens
 
 from . import rerank
@@ -157,14 +157,6 @@ def named_ids(index: RouterIndex, text: str) -> list[int]:
     return found
 
 
-def _parent_ids(focus: str | None, parents: Sequence[str]) -> list[str]:
-    parent_ids: list[str] = []
-    for pid in [*(semantic_id_parents(focus) if focus else []), *parents]:
-        if pid and pid.lower() not in {p.lower() for p in parent_ids} and (not focus or pid.lower() != focus.lower()):
-            parent_ids.append(pid)
-    return parent_ids
-
-
 def semantic_hits(
     index: RouterIndex, focus: str | None, parents: Sequence[str] = (), page: str | None = None
 ) -> tuple[list[int], list[tuple[int, str]], list[tuple[int, str]]]:
@@ -172,7 +164,7 @@ def semantic_hits(
     exact: list[int] = list(index.semantic.get(focus.lower(), ())) if focus else []
     seen = set(exact)
     parent_hits: list[tuple[int, str]] = []
-    for pid in _parent_ids(focus, parents):
+    for pid in focus_ancestors(focus, parents):
         for i in index.semantic.get(pid.lower(), ()):
             if i not in seen:
                 parent_hits.append((i, pid))

@@ -55,3 +55,18 @@ def test_without_a_focus_the_router_order_stands_deduplicated():
         "VALIDITY",
     ]
     assert order(["PRICING", "VALIDITY"], None) == ["PRICING", "VALIDITY"]
+
+
+def test_parents_declared_root_first_still_order_the_nearest_parent_first():
+    # The seed sends parentIds root first; the turn's order climbs the same chain as the router's
+    # signals (common.identifiers.focus_ancestors), so the nearer parent's package comes first.
+    root_first = {**CONTEXT, "parent_ids": ["workPermit", "workPermit.components"]}
+    assert order(["OVERVIEW", "COMPONENTS", "VALIDITY"], context=root_first) == ["VALIDITY", "COMPONENTS", "OVERVIEW"]
+
+
+def test_the_router_and_the_turn_climb_one_chain():
+    from common.identifiers import focus_ancestors
+
+    assert focus_ancestors("a.b.c", ["a", "X.y", "A.B"]) == ["a.b", "a", "X.y"]
+    assert focus_ancestors(None, ["p"]) == ["p"]
+    assert focus_ancestors("a", ["A", "b"]) == ["b"]
