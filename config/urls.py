@@ -12,6 +12,7 @@ api_v1 = [
     path("", include("conversations.urls")),
     path("", include("ontology.urls")),
     path("", include("explanations.urls")),
+    path("", include("actions.urls")),
 ]
 
 urlpatterns = [

@@ -153,6 +153,12 @@ class SessionMessagesApi(APIView):
             "resolution": serializers.DictField(
                 allow_null=True, help_text="{target, references, language, rewrittenMessage}"
             ),
+            # The action chain (docs/actions.md): what became of an UPDATE_FIELD intent.
+            "action": serializers.DictField(
+                allow_null=True,
+                help_text="{id, capability, status: proposed|needs_confirmation|denied|confirmed|executed|verified|"
+                "failed, reason, preview, execution, target, parameters, entity, message}",
+            ),
         },
     )
 

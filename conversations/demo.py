@@ -26,7 +26,7 @@ WORK_PERMIT = {
     "activity": "Troca do isolamento térmico da caldeira, em altura",
 }
 COMPONENTS = [
-    {"id": "equipment-827", "kind": "scaffold", "name": "Andaime", "tag": "AND-0127", "validity": "30", "start": "2026-09-01"},
+    {"id": "equipment-827", "kind": "scaffold", "name": "Andaime", "tag": "AND-0127", "validity": "20", "start": "2026-09-01"},
     {"id": "equipment-828", "kind": "crane", "name": "Guindaste", "tag": "GUI-0042", "validity": "15", "start": "2026-09-03"},
 ]  # fmt: skip
 DOCUMENTS = [

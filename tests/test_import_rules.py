@@ -6,17 +6,20 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("common", "accounts", "llm", "knowledge", "ontology", "explanations", "conversations")
+APPS = ("common", "accounts", "llm", "knowledge", "ontology", "explanations", "conversations", "actions")
 
 # importer -> apps it must never import. Floors: ground (common, accounts) < lower (llm)
 # < middle (knowledge, ontology) < top (explanations, conversations).
+# actions sits on the top floor above conversations' context engine, which it reads; the turn
+# reaches actions through settings.TURN_ACTION_HANDLER only, so no app imports actions.
 FORBIDDEN = {
-    "common": {"accounts", "llm", "knowledge", "ontology", "explanations", "conversations"},
-    "accounts": {"llm", "knowledge", "ontology", "explanations", "conversations"},
-    "llm": {"knowledge", "ontology", "explanations", "conversations"},
-    "knowledge": {"ontology", "explanations", "conversations"},
-    "ontology": {"explanations", "conversations"},
-    "explanations": {"conversations"},
+    "common": {"accounts", "llm", "knowledge", "ontology", "explanations", "conversations", "actions"},
+    "accounts": {"llm", "knowledge", "ontology", "explanations", "conversations", "actions"},
+    "llm": {"knowledge", "ontology", "explanations", "conversations", "actions"},
+    "knowledge": {"ontology", "explanations", "conversations", "actions"},
+    "ontology": {"explanations", "conversations", "actions"},
+    "explanations": {"conversations", "actions"},
+    "conversations": {"actions"},
 }
 # Sideways across the middle floor only onto knowledge's pure retrieval core.
 ALLOWED_PREFIXES = {("ontology", "knowledge"): ("knowledge.retrieval",)}
@@ -77,6 +80,7 @@ def test_every_app_imports_only_from_its_floor_or_below():
         ("ontology", "ontology.routing.search", "from knowledge.selectors import package_list\n"),
         ("common", "common.text.analysis", "from ...conversations import models\n"),
         ("llm", "llm.offline", "from knowledge.retrieval import bm25\n"),
+        ("conversations", "conversations.services.turns.action_step", "from actions.turn import turn_action\n"),
     ],
 )
 def test_the_check_sees_a_wrong_way_import_anywhere_in_a_module(app, module, source):

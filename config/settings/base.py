@@ -65,6 +65,7 @@ INSTALLED_APPS = [
     "ontology",
     "conversations",
     "explanations",
+    "actions",
 ]
 
 MIDDLEWARE = [
@@ -262,6 +263,15 @@ AGENT_KNOWLEDGE_ROUTER = env.bool("AGENT_KNOWLEDGE_ROUTER", default=True)
 # A turn unanswered this long died with its process; a retry with its Idempotency-Key runs again
 # instead of 409 forever. Keep it above the longest turn (GUNICORN_TIMEOUT in scripts/run).
 IDEMPOTENT_TURN_STALE_SECONDS = env.int("IDEMPOTENT_TURN_STALE_SECONDS", default=900)
+
+# --- Actions (docs/actions.md) ------------------------------------------------------
+
+# The turn hands UPDATE_FIELD intents to this callable (the action chain); empty: intents are only proposed.
+TURN_ACTION_HANDLER = env("TURN_ACTION_HANDLER", default="actions.turn.turn_action")
+# HMAC key signing every webhook body; no default: a webhook capability fails honestly without it.
+ACTIONS_WEBHOOK_SECRET = env("ACTIONS_WEBHOOK_SECRET", default="")
+# A preview older than this can no longer be confirmed (the screen it described has moved on).
+ACTION_PREVIEW_TTL_SECONDS = env.int("ACTION_PREVIEW_TTL_SECONDS", default=300)
 
 # --- Explanations ----------------------------------------------------------------
 

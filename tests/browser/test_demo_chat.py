@@ -181,25 +181,6 @@ def test_selecting_another_record_does_not_reuse_the_old_one(chat):
     assert in_chat_view(page, ".record-change"), "the note is scrolled into view, not cut off below the log"
 
 
-def test_altere_isso_proposes_an_update_the_page_applies(chat):
-    page = chat
-    page.click("#tab-components")
-    page.click("#row-equipment-828")
-    page.click("#field-validity")
-    turn = ask(page, "Altere isso para 10 dias.")
-    assert turn["response"]["intent"] == {
-        "intent": "UPDATE_FIELD",
-        "target": "workPermit.components.equipment.validity",
-        "value": 10,
-        "unit": "days",
-    }
-    assert page.input_value("#field-validity") == "15", "Contexto only proposes"
-    assert in_chat_view(page, ".msg .apply"), "the proposal's button is in view without scrolling"
-    page.click(".msg .apply")
-    assert page.input_value("#field-validity") == "10"
-    assert page.inner_text("#row-equipment-828 .cell-validity") == "10 dias"
-
-
 def test_an_ambiguous_question_gets_a_clarifying_question_and_the_choice_is_asked_again(chat):
     page = chat
     page.click("#tab-components")

@@ -83,7 +83,7 @@ def test_hidden_collapsed_and_disabled_elements_never_become_the_focus(demo):
     page.click("#field-validity")
     focus = state(page)["focus"]
     assert focus["semanticId"] == "workPermit.components.equipment.validity"
-    assert focus["value"] == "30 dias"
+    assert focus["value"] == "20 dias"
 
 
 def test_an_oversized_context_is_refused_before_any_request(demo):

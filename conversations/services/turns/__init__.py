@@ -6,6 +6,8 @@
                            status check, inbound message, context
                            snapshot, enrichment counter reset
     4. resolve references  (may ask back)                              ``context_step``
+    4b. action chain       (an UPDATE_FIELD intent: preview, question    ``action_step``
+                           or refusal from the actions app; no LLM)
     5. knowledge set       (the knowledge router, focus first)         ``knowledge_step``
     5b. ontology route     (agents with an ontology; may interrupt)    ``ontology_step``
     6. the agent loop      (no transaction held): prompt → provider    ``agent_loop``

@@ -12,7 +12,13 @@ from conversations.models import Message, Session
 
 from .outcome import TurnContext
 
-EMPTY_CONTEXT_FIELDS = {"intent": None, "recordChange": None, "clarification": None, "resolution": None}
+EMPTY_CONTEXT_FIELDS = {
+    "intent": None,
+    "recordChange": None,
+    "clarification": None,
+    "resolution": None,
+    "action": None,  # filled by the action step (action_step.py)
+}
 
 
 def context_validate(*, acting_user, tenant, session: Session, context: dict | None) -> PreparedContext | None:
@@ -49,5 +55,5 @@ def references_resolve(*, session: Session, inbound: Message, context: PreparedC
         },
         user_text=resolution.rewritten_message,
         prompt_context=turn.prompt_context,
-        response_fields=turn.response_fields(),
+        response_fields={**turn.response_fields(), "action": None},
     )

@@ -9,6 +9,7 @@ from conversations.models import ContextSnapshot, HandoffReason, Message, Messag
 from conversations.selectors import session_get
 from knowledge.catalog import get_active_catalog
 
+from .action_step import action_step
 from .agent_loop import agent_loop, ms_since
 from .context_step import context_validate, references_resolve
 from .idempotency import idempotent_response, request_fingerprint
@@ -56,6 +57,10 @@ def message_send(
                 reply=turn_context.clarification,
                 catalog_version=get_active_catalog().version,
             )
+        elif action_outcome := action_step(
+            acting_user=acting_user, session=session, inbound=inbound, context=context, turn_context=turn_context
+        ):
+            outcome = action_outcome
         else:
             try:
                 ontology = ontology_for_turn(session=session, text=turn_context.user_text or inbound.text)

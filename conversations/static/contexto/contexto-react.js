@@ -96,6 +96,18 @@ export function useAgentSelection(selection) {
   }, [store, key]); // eslint-disable-line react-hooks/exhaustive-deps
 }
 
+/**
+ * Registers the client-mode handler of a capability while mounted (agent.onAction):
+ * `apply({value, unit, entity, target})` changes the component's state and returns the
+ * new value. The latest `apply` is always the one called (no stale closure).
+ */
+export function useAgentAction(capabilityId, apply) {
+  const store = useAgentContext();
+  const latest = React.useRef(apply);
+  latest.current = apply;
+  React.useEffect(() => store.onAction(capabilityId, (request) => latest.current(request)), [store, capabilityId]);
+}
+
 /** Component form of useAgentPage: <AgentPage id title type semanticId route />. */
 export function AgentPage({ route, children, ...page }) {
   useAgentPage(page, route);

@@ -393,6 +393,8 @@ export function createAgentContext(options = {}) {
   let sessionId = options.sessionId || null;
   let lastAccepted = null; // { id, context } of the last snapshot the server accepted
   let pending = Promise.resolve();
+  const actionHandlers = new Map(); // capabilityId → apply(request) returning the new value
+  const refreshListeners = new Set(); // called with each verified action (the UI reloads what changed)
   let clockOffsetMs = 0; // server time − local time, learnt from Date headers when skewed
 
   function commit(patch) {
@@ -548,6 +550,39 @@ export function createAgentContext(options = {}) {
       pending = run.catch(() => undefined);
       return run;
     },
+    /**
+     * Registers the client-mode handler of a capability (seed §38: the front end
+     * applies a confirmed change). `apply({capability, target, value, unit, entity,
+     * action})` changes the page and returns (or resolves to) the field's new value.
+     * Contexto then reports that value with the context captured after the change,
+     * and the server verifies both. Returns the unregister function.
+     */
+    onAction(capabilityId, apply) {
+      if (!capabilityId || typeof apply !== "function") {
+        throw new ContextoError("INVALID_ACTION_HANDLER", "onAction(capabilityId, apply) needs an id and a function.");
+      }
+      actionHandlers.set(capabilityId, apply);
+      return () => {
+        if (actionHandlers.get(capabilityId) === apply) actionHandlers.delete(capabilityId);
+      };
+    },
+    /** Listens for verified actions (both modes): reload or re-render what changed. Returns the unsubscribe. */
+    onRefresh(listener) {
+      refreshListeners.add(listener);
+      return () => refreshListeners.delete(listener);
+    },
+    /**
+     * Confirms a previewed action (`reply.action` with status needs_confirmation).
+     * A webhook capability comes back verified or failed; a client one is applied
+     * by its onAction handler and reported. Resolves to the final action, whose
+     * `message` is the agent's sentence ("A validade do equipamento foi alterada
+     * para 30 dias.") — said only once the server verified the change.
+     */
+    confirmAction(action) {
+      const run = pending.then(() => doConfirm(action));
+      pending = run.catch(() => undefined);
+      return run;
+    },
     /** Forgets the accepted base snapshot: the next message carries the whole context. */
     resetBase() {
       lastAccepted = null;
@@ -652,7 +687,78 @@ export function createAgentContext(options = {}) {
     }
     const snapshotId = reply && (reply.contextSnapshotId ?? reply.context_snapshot_id);
     if (snapshotId !== undefined && snapshotId !== null) lastAccepted = { id: snapshotId, context };
+    if (reply && reply.action) reply.action = await settleAction(reply.action);
     return reply;
+  }
+
+  // ---------------------------------------------------------------- actions
+
+  function actionPath(action, step) {
+    return `/actions/${encodeURIComponent(action.id)}/${step}`;
+  }
+
+  async function doConfirm(action) {
+    if (!action || !action.id || !action.preview || !action.preview.confirmationToken) {
+      throw new ContextoError("INVALID_ACTION", "confirmAction() needs an action with a preview to confirm.");
+    }
+    if (action.execution === "client") handlerOf(action); // no handler: refuse before confirming anything
+    const confirmed = await request(actionPath(action, "confirm"), { confirmationToken: action.preview.confirmationToken });
+    return settleAction(confirmed);
+  }
+
+  function handlerOf(action) {
+    const apply = actionHandlers.get(action.capability);
+    if (!apply) {
+      throw new ContextoError("NO_ACTION_HANDLER", `No onAction handler for ${action.capability}.`, {
+        details: { capability: action.capability },
+      });
+    }
+    return apply;
+  }
+
+  /** Runs a confirmed client action, and tells the refresh listeners about verified ones. */
+  async function settleAction(action) {
+    let result = action;
+    if (action && action.status === "confirmed" && action.execution === "client") {
+      result = await applyAndReport(action);
+    }
+    if (result && result.status === "verified") {
+      for (const listener of Array.from(refreshListeners)) {
+        try {
+          await listener(result);
+        } catch (err) {
+          if (globalThis.console) console.error(err);
+        }
+      }
+    }
+    return result;
+  }
+
+  async function applyAndReport(action) {
+    const apply = handlerOf(action);
+    const parameters = action.parameters || {};
+    const value = await apply({
+      capability: action.capability,
+      target: action.target,
+      value: parameters.value,
+      unit: parameters.unit ?? undefined,
+      entity: action.entity || undefined,
+      action,
+    });
+    // The context after the change: the target as the page now shows it (its declared
+    // data-agent-value when captured from the DOM, else the handler's value). The server
+    // compares both with what was asked; either one off and the change is not done.
+    const shown = dom ? dom.valueOf(action.target) : undefined;
+    const context = JSON.parse(JSON.stringify(api.snapshot()));
+    const focus = context.focus && context.focus.semanticId === action.target
+      ? context.focus
+      : { semanticId: action.target, type: "field", label: (action.preview && action.preview.label) || undefined };
+    context.focus = minimize({ ...focus, value: shown !== undefined ? shown : value });
+    const reported = await request(actionPath(action, "report"), { value: value ?? null, context });
+    if (reported && reported.contextSnapshotId !== undefined && reported.contextSnapshotId !== null) {
+      lastAccepted = { id: reported.contextSnapshotId, context };
+    }
+    return reported;
   }
 
   // ------------------------------------------------------------ DOM capture
@@ -772,6 +878,11 @@ export function createAgentContext(options = {}) {
 
     const handle = {
       refresh: refreshVisibility,
+      /** The opt-in data-agent-value of a declared element (what the page shows), or undefined. */
+      valueOf(semanticId) {
+        const el = root.querySelector(`[data-agent-id="${cssEscape(semanticId)}"][data-agent-value]`);
+        return el ? el.getAttribute("data-agent-value") : undefined;
+      },
       detach() {
         root.removeEventListener("focusin", onInteraction, true);
         root.removeEventListener("click", onInteraction, true);

@@ -106,20 +106,48 @@ for (const row of $$("#components-table tbody tr")) {
   });
 }
 
-function applyToSelected(field, value) {
-  const row = $('#components-table tbody tr[aria-selected="true"]');
+function applyToRow(row, field, value) {
   if (!row) return;
   if (field === "validity") {
     row.dataset.validity = String(value);
     $(".cell-validity", row).textContent = `${value} dias`;
-    validityInput.value = value;
   } else if (field === "startDate") {
     row.dataset.start = String(value);
     $(".cell-start", row).textContent = String(value).split("-").reverse().join("/"); // ISO → dd/mm/aaaa
-    startInput.value = value;
   }
-  syncFieldValues();
+  if (row.getAttribute("aria-selected") === "true") {
+    validityInput.value = row.dataset.validity;
+    startInput.value = row.dataset.start;
+    syncFieldValues();
+  }
 }
+
+function applyToSelected(field, value) {
+  applyToRow($('#components-table tbody tr[aria-selected="true"]'), field, value);
+}
+
+// The capabilities this page applies itself (client mode, actions/demo/capabilities.yaml):
+// after the user confirms, Contexto calls the handler, which changes the record the action
+// names and returns the value the page now holds; the server verifies it before the agent
+// says it was changed.
+function rowOf(entity) {
+  return entity && document.getElementById(`row-${entity.entityId}`);
+}
+agent.onAction("workPermit.equipment.updateValidity", ({ value, entity }) => {
+  const row = rowOf(entity);
+  applyToRow(row, "validity", value);
+  return row ? Number(row.dataset.validity) : undefined;
+});
+agent.onAction("workPermit.equipment.updateStartDate", ({ value, entity }) => {
+  const row = rowOf(entity);
+  applyToRow(row, "startDate", value);
+  return row ? row.dataset.start : undefined;
+});
+agent.onRefresh((action) => {
+  // Verified: mark the changed row so the user sees where the change landed.
+  const row = rowOf(action.entity);
+  if (row) row.classList.add("changed");
+});
 
 validityInput.addEventListener("change", () => applyToSelected("validity", validityInput.value));
 startInput.addEventListener("change", () => applyToSelected("startDate", startInput.value));
@@ -208,11 +236,6 @@ function scrollLogToEnd() {
   log.scrollTop = log.scrollHeight;
 }
 
-const FIELD_OF_TARGET = {
-  "workPermit.components.equipment.validity": "validity",
-  "workPermit.components.equipment.startDate": "startDate",
-};
-
 function renderReply(reply, question) {
   const status = reply.status || "answered";
   const kind = status === "handoff" ? "handoff" : status === "clarification" ? "clarification" : "agent";
@@ -231,10 +254,12 @@ function renderReply(reply, question) {
     item.appendChild(note);
   }
   const clarification = reply.clarification;
-  if (clarification && Array.isArray(clarification.options)) {
+  // Options naming an element (the resolver's); a capability choice is answered in words.
+  const options = clarification && Array.isArray(clarification.options) ? clarification.options.filter((o) => o.semanticId) : [];
+  if (options.length) {
     const line = document.createElement("span");
     line.className = "proposal options";
-    for (const option of clarification.options) {
+    for (const option of options) {
       const button = document.createElement("button");
       button.type = "button";
       button.textContent = option.label;
@@ -252,27 +277,20 @@ function renderReply(reply, question) {
   }
   const messageId = reply.message_id ?? reply.messageId;
   if (status === "answered" && messageId && agent.sessionId) addThumbs(item, agent.sessionId, messageId);
-  const intent = reply.intent;
-  if (intent && intent.intent) {
-    const field = FIELD_OF_TARGET[intent.target];
+  const action = reply.action;
+  if (action && action.status === "needs_confirmation" && action.preview) {
     const line = document.createElement("span");
     line.className = "proposal";
-    const unit = intent.unit === "days" ? " dias" : intent.unit ? ` ${intent.unit}` : "";
-    const label = field === "validity" ? "Validade" : field === "startDate" ? "Data de Início" : intent.target;
-    line.append(`Proposta: ${label} = ${intent.value}${unit} `);
-    if (field) {
-      const button = document.createElement("button");
-      button.type = "button";
-      button.className = "apply";
-      button.textContent = "Aplicar";
-      // The front end executes; Contexto only proposes.
-      button.addEventListener("click", () => {
-        applyToSelected(field, intent.value);
-        button.disabled = true;
-        button.textContent = "Aplicado";
-      });
-      line.appendChild(button);
-    }
+    const preview = action.preview;
+    line.append(`Proposta: ${preview.label} = ${preview.after} `);
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = "apply";
+    button.textContent = "Aplicar";
+    // The server decides: confirming the preview is a request of its own; the page applies
+    // the change through its onAction handler and the server verifies it.
+    button.addEventListener("click", () => confirmAction(action, button));
+    line.appendChild(button);
     item.appendChild(line);
   }
   scrollLogToEnd();
@@ -308,6 +326,23 @@ function addThumbs(item, sessionId, messageId) {
     line.appendChild(button);
   }
   item.appendChild(line);
+}
+
+async function confirmAction(action, button) {
+  showError("");
+  button.disabled = true;
+  button.textContent = "Aplicando…";
+  try {
+    const done = await agent.confirmAction(action);
+    button.textContent = done.status === "verified" ? "Aplicado" : "Não aplicado";
+    const text = done.message || (done.status === "verified" ? "Alteração concluída." : "A alteração não foi concluída.");
+    addMessage(done.status === "verified" ? "agent action-result" : "handoff action-result", text, `ação ${done.status}`);
+  } catch (error) {
+    button.textContent = "Não aplicado";
+    showError(`${error.code || "ERRO"}: ${error.message}`);
+  } finally {
+    $("#last-request").textContent = lastRequest ? `POST ${lastRequest.url}\n${JSON.stringify(lastRequest.body, null, 2)}` : "Nada enviado.";
+  }
 }
 
 function showError(text) {

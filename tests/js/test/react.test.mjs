@@ -12,7 +12,7 @@ const React = await import("react");
 const { act } = React;
 const { createRoot } = await import("react-dom/client");
 const { createAgentContext } = await import(CONTEXTO_JS);
-const { AgentProvider, AgentContext, AgentPage, useAgentContext, useAgentState, useAgentPage, useAgentTabs, useAgentSelection } = await import(CONTEXTO_REACT_JS);
+const { AgentProvider, AgentContext, AgentPage, useAgentAction, useAgentContext, useAgentState, useAgentPage, useAgentTabs, useAgentSelection } = await import(CONTEXTO_REACT_JS);
 const h = React.createElement;
 
 async function render(element) {
@@ -172,4 +172,34 @@ test("the provider detaches the capture on unmount", async () => {
   document.body.appendChild(input.parentElement || input);
   input.focus();
   assert.equal(agent.snapshot().focus, undefined);
+});
+
+test("useAgentAction registers a capability handler while mounted, with the latest state", async () => {
+  const preview = {
+    id: "a-1", capability: "workPermit.equipment.updateValidity", status: "needs_confirmation", execution: "client",
+    target: "workPermit.components.equipment.validity", parameters: { value: 30, unit: "days" },
+    entity: { entityType: "equipment", entityId: "equipment-827" }, preview: { label: "Validade", confirmationToken: "t" },
+  };
+  const fetch = fakeFetch([
+    { body: { ...preview, status: "confirmed", preview: null } },
+    ({ body }) => ({ body: { ...preview, status: "verified", preview: null, message: `ok ${body.value}` } }),
+  ]);
+  const agent = createAgentContext({ fetch, application: { applicationId: "sst" } });
+  function Validity() {
+    const [days, setDays] = React.useState(20);
+    useAgentAction("workPermit.equipment.updateValidity", ({ value }) => {
+      setDays(value);
+      return value;
+    });
+    return h("span", { id: "days" }, `${days} dias`);
+  }
+  const view = await render(h(AgentProvider, { agent, capture: false }, h(Validity)));
+  let done;
+  await act(async () => {
+    done = await agent.confirmAction(preview);
+  });
+  assert.equal(view.$("#days").textContent, "30 dias");
+  assert.equal(done.message, "ok 30");
+  await view.unmount();
+  await assert.rejects(agent.confirmAction(preview), (err) => err.code === "NO_ACTION_HANDLER");
 });
