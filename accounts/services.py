@@ -1,10 +1,10 @@
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Group
 from django.db import transaction
 from rest_framework.authtoken.models import Token
 
 from accounts.exceptions import MembershipConflictError
 from accounts.models import Membership, Tenant
-from accounts.roles import curators_group
 
 
 @transaction.atomic
@@ -18,12 +18,18 @@ def tenant_get_or_create(*, slug: str, name: str | None = None) -> Tenant:
 
 
 @transaction.atomic
-def membership_ensure(*, user, tenant: Tenant, role: str = Membership.Role.MEMBER) -> Membership:
+def membership_ensure(*, user, tenant: Tenant, role: str | None = None) -> Membership:
+    """The user's membership of the tenant; ``role`` (when given) is set, else kept (new: member)."""
     membership = Membership.objects.select_for_update().filter(user=user).first()
     if membership is not None:
         if membership.tenant_id != tenant.id:
             raise MembershipConflictError(details={"tenant": membership.tenant.slug})
+        if role and membership.role != role:
+            membership.role = role
+            membership.full_clean()
+            membership.save(update_fields=["role"])
         return membership
+    role = role or Membership.Role.MEMBER
     membership = Membership(user=user, tenant=tenant, role=role)
     membership.full_clean()
     membership.save()
@@ -31,9 +37,9 @@ def membership_ensure(*, user, tenant: Tenant, role: str = Membership.Role.MEMBE
 
 
 @transaction.atomic
-def api_token_create(*, user, tenant: Tenant, rotate: bool = False) -> Token:
-    """Ensure the user is a member of the tenant and return its API token."""
-    membership_ensure(user=user, tenant=tenant)
+def api_token_create(*, user, tenant: Tenant, rotate: bool = False, role: str | None = None) -> Token:
+    """Ensure the user is a member of the tenant (with ``role`` when given) and return its API token."""
+    membership_ensure(user=user, tenant=tenant, role=role)
     if rotate:
         Token.objects.filter(user=user).delete()
     token, _ = Token.objects.get_or_create(user=user)
@@ -43,6 +49,16 @@ def api_token_create(*, user, tenant: Tenant, rotate: bool = False) -> Token:
 @transaction.atomic
 def curator_ensure(*, username: str, tenant: Tenant, password: str | None = None):
     """A staff user in the curators group (may edit knowledge in the admin)."""
+    return staff_member_ensure(username=username, tenant=tenant, password=password, groups=("curators",))
+
+
+@transaction.atomic
+def staff_member_ensure(*, username: str, tenant: Tenant, groups: tuple[str, ...], password: str | None = None):
+    """A staff user in the named admin groups, administrator of the tenant.
+
+    Groups are named, not imported: each feature app creates and grants its own
+    (see accounts/roles.py), so accounts depends on none of them.
+    """
     User = get_user_model()
     user, created = User.objects.get_or_create(username=username, defaults={"is_staff": True})
     if created:
@@ -54,6 +70,6 @@ def curator_ensure(*, username: str, tenant: Tenant, password: str | None = None
     elif not user.is_staff:
         user.is_staff = True
         user.save(update_fields=["is_staff"])
-    user.groups.add(curators_group())
+    user.groups.add(*(Group.objects.get_or_create(name=name)[0] for name in groups))
     membership_ensure(user=user, tenant=tenant, role=Membership.Role.ADMIN)
     return user

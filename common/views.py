@@ -23,3 +23,19 @@ def handler500(request):
 def api_not_found(request, *args, **kwargs):
     """Unknown /api/ paths answer JSON even with DEBUG on."""
     return JsonResponse(error_body("NOT_FOUND", "No API endpoint at this path."), status=404)
+
+
+def home(request):
+    """`/`: what this is and where to go; the metrics link only for staff (it can be private)."""
+    from django.conf import settings
+    from django.shortcuts import render
+
+    return render(
+        request,
+        "home.html",
+        {
+            "demo_enabled": settings.DEMO_ENABLED,
+            "show_metrics": request.user.is_authenticated and request.user.is_staff,
+            "mcp_url": request.build_absolute_uri("/mcp/"),
+        },
+    )

@@ -7,7 +7,7 @@ from common.serializers import StrictSerializer
 from explanations.models import ExplanationOutcome, Result
 from explanations.numbers.check import ROUNDING_RULES
 from explanations.prompts import PERIOD_RE, UNIT_KINDS
-from explanations.selectors import explanation_for_result, result_get
+from explanations.selectors import explanation_status, result_get
 from explanations.services import result_create
 
 _DECIMAL = {"max_digits": 24, "decimal_places": 6, "coerce_to_string": False}
@@ -33,21 +33,6 @@ class _RuleSerializer(StrictSerializer):
 class _RuleNumberSerializer(StrictSerializer):
     value = serializers.DecimalField(**_DECIMAL)
     kind = serializers.ChoiceField(choices=UNIT_KINDS, default="number")
-
-
-def _explanation_status(result: Result) -> dict:
-    """What an end user may see: the narrative only when every number checked."""
-    explanation = explanation_for_result(result=result)
-    verified = explanation is not None and explanation.verified
-    return {
-        "result_id": result.result_id,
-        "status": result.explanation_status,
-        "outcome": result.explanation_outcome or None,
-        "verified": verified if result.explanation_status == Result.ExplanationStatus.DONE else None,
-        "narrative": explanation.narrative if verified else None,
-        "explanation_id": str(explanation.id) if explanation else None,
-        "explained_at": result.explained_at,
-    }
 
 
 class ExplanationStatusSerializer(serializers.Serializer):
@@ -116,7 +101,7 @@ class ResultCreateApi(APIView):
         )
         result.refresh_from_db()  # the eager/fast path may already have an outcome
         return Response(
-            ExplanationStatusSerializer(_explanation_status(result)).data,
+            ExplanationStatusSerializer(explanation_status(result=result)).data,
             status=status.HTTP_201_CREATED if created else status.HTTP_200_OK,
         )
 
@@ -129,4 +114,4 @@ class ResultExplanationApi(APIView):
     )
     def get(self, request, result_id: str):
         result = result_get(tenant=request.tenant, result_id=result_id)
-        return Response(ExplanationStatusSerializer(_explanation_status(result)).data)
+        return Response(ExplanationStatusSerializer(explanation_status(result=result)).data)

@@ -23,3 +23,18 @@ def explanation_for_result(*, result: Result) -> Explanation | None:
         return result.explanation
     except ObjectDoesNotExist:
         return None
+
+
+def explanation_status(*, result: Result) -> dict:
+    """What an end user may see (REST and MCP alike): the narrative only when every number checked."""
+    explanation = explanation_for_result(result=result)
+    verified = explanation is not None and explanation.verified
+    return {
+        "result_id": result.result_id,
+        "status": result.explanation_status,
+        "outcome": result.explanation_outcome or None,
+        "verified": verified if result.explanation_status == Result.ExplanationStatus.DONE else None,
+        "narrative": explanation.narrative if verified else None,
+        "explanation_id": str(explanation.id) if explanation else None,
+        "explained_at": result.explained_at,
+    }

@@ -2,15 +2,16 @@ from django.apps import AppConfig
 from django.db.models.signals import post_migrate
 
 
-def _ensure_curators_group(sender, **kwargs):
-    from knowledge.permissions import curators_group_ensure
+def _grant_roles(sender, **kwargs):
+    from accounts.roles import groups_grant
+    from knowledge.roles import ROLES
 
-    curators_group_ensure()
+    groups_grant(ROLES)
 
 
 class KnowledgeConfig(AppConfig):
     name = "knowledge"
 
     def ready(self):
-        # Permissions exist only after migrate; the group is (re)granted right after it.
-        post_migrate.connect(_ensure_curators_group, sender=self)
+        # The data migration creates the groups; this re-grants after every migrate and flush.
+        post_migrate.connect(_grant_roles, sender=self, dispatch_uid="knowledge_roles")

@@ -1,7 +1,9 @@
 """The embedded provider: extractive answers, no network, never invents.
 
-It answers with the passage of the delivered knowledge that best covers the
-user's words, naming the package it came from. When nothing delivered fits
+It answers with the section of the delivered knowledge (a heading and what
+follows it, up to the next heading) that best covers the user's words, says
+it is an excerpt and names the package it came from. Tables keep their
+header with the rows the question names (never a bare header). When nothing delivered fits
 but a catalog entry does, it follows the same reply contract as a real model
 and asks for that package with ``s=99``; when nothing fits at all it says it
 does not know. It only ever quotes text it was given.
@@ -24,8 +26,10 @@ DONT_KNOW_MESSAGE = (
     "Não encontrei essa informação no conhecimento disponível para este atendimento. "
     "Posso encaminhar sua pergunta para uma pessoa da equipe, se preferir."
 )
+EXCERPT_NOTE = "Trecho do material de referência (citação literal):"
 FETCH_COVERAGE = 0.25  # below this, neither a passage nor a catalog line "fits"
-MAX_PASSAGE_CHARS = 900
+MAX_PASSAGE_CHARS = 900  # one block (paragraph, list, table) of a section
+MAX_SECTION_CHARS = 1500  # a whole section, blocks in order; a long section keeps its first blocks
 # A short passage that mostly points elsewhere ("see [[DELIVERY_TIMELINES]]") is not an answer
 # when the package it points to was delivered too; the order bonus favours the router's ranking.
 POINTER_PENALTY = 0.5
@@ -40,30 +44,44 @@ def terms(text: str) -> list[str]:
 
 @dataclass(frozen=True)
 class Passage:
+    """One section of a package: the blocks under a heading, up to the next heading."""
+
     package_id: str
     title: str
     heading: str
     text: str
+    heading_line: str = ""  # the Markdown heading as written ("## Urgência"), quoted with the section
+    blocks: tuple[str, ...] = ()
+
+
+def _clip(text: str) -> str:
+    if len(text) <= MAX_PASSAGE_CHARS:
+        return text
+    cut = text.rfind(". ", 0, MAX_PASSAGE_CHARS)
+    return text[: cut + 1] if cut > MAX_PASSAGE_CHARS // 3 else text[:MAX_PASSAGE_CHARS].rstrip() + "…"
 
 
 def split_passages(item: KnowledgeItem) -> list[Passage]:
-    """Paragraph-sized blocks of a Markdown body, each remembering its heading."""
+    """The sections of a Markdown body: each heading with the blocks that follow it."""
 
     passages: list[Passage] = []
-    heading = ""
+    heading, heading_line, blocks = "", "", []
+
+    def close() -> None:
+        if blocks:
+            passages.append(
+                Passage(item.package_id, item.title, heading, "\n\n".join(blocks), heading_line, tuple(blocks))
+            )
+
     for block in re.split(r"\n\s*\n", item.body.replace("\r\n", "\n")):
         lines = [line.rstrip() for line in block.strip().splitlines() if line.strip()]
-        if not lines:
-            continue
         while lines and lines[0].lstrip().startswith("#"):
-            heading = lines.pop(0).lstrip("#").strip()
-        if not lines:
-            continue
-        text = "\n".join(lines)
-        if len(text) > MAX_PASSAGE_CHARS:
-            cut = text.rfind(". ", 0, MAX_PASSAGE_CHARS)
-            text = text[: cut + 1] if cut > MAX_PASSAGE_CHARS // 3 else text[:MAX_PASSAGE_CHARS].rstrip() + "…"
-        passages.append(Passage(item.package_id, item.title, heading, text))
+            close()
+            heading_line = lines.pop(0).strip()
+            heading, blocks = heading_line.lstrip("#").strip(), []
+        if lines:
+            blocks.append(_clip("\n".join(lines)))
+    close()
     return passages
 
 
@@ -84,19 +102,34 @@ def _coverage(query: set[str], doc: set[str], weights: dict[str, float], default
 
 
 def _focus(text: str, query: set[str]) -> str:
-    """From a table or list, keep the rows that best match the question (and the table header)."""
+    """From a table, keep its header and the rows that best match the question.
+
+    Only body rows compete: a header naming the question's words ("Prazo", "Urgência")
+    must not win on its own and leave a bare header. Lists and tables no row of which
+    matches stay whole.
+    """
     lines = text.splitlines()
-    if len(lines) <= 3 or not all(re.match(r"\s*(\||[-*+]\s|\d+[.)]\s)", line) for line in lines):
+    is_table = len(lines) > 3 and all(line.lstrip().startswith("|") for line in lines)
+    if not is_table or not re.fullmatch(r"[\s|:\-]+", lines[1]):
         return text
-    hits = [len(query & set(terms(line))) for line in lines]
+    hits = [len(query & set(terms(line))) for line in lines[2:]]
     best = max(hits)
     if best == 0:
         return text
-    is_table = lines[0].lstrip().startswith("|")
-    keep = [i for i, h in enumerate(hits) if h == best]
-    if is_table and len(lines) > 2 and re.fullmatch(r"[\s|:\-]+", lines[1]):
-        keep = sorted({0, 1, *keep})
-    return "\n".join(lines[i] for i in keep)
+    return "\n".join([lines[0], lines[1], *(row for row, h in zip(lines[2:], hits) if h == best)])
+
+
+def _section_text(passage: Passage, query: set[str]) -> str:
+    """The section as quoted: its heading, then its blocks in order within MAX_SECTION_CHARS."""
+    out = [passage.heading_line] if passage.heading_line else []
+    size = len(passage.heading_line)
+    for block in passage.blocks or (passage.text,):
+        block = _focus(block, query)
+        if out and size + len(block) > MAX_SECTION_CHARS and len(out) > (1 if passage.heading_line else 0):
+            break
+        out.append(block)
+        size += len(block) + 2
+    return "\n\n".join(out)
 
 
 def package_scores(query: set[str], catalog: tuple[CatalogItem, ...]) -> dict[str, float]:
@@ -167,7 +200,7 @@ def answer_offline(request: LLMRequest) -> str:
 
 def _answer(passage: Passage, query: set[str]) -> str:
     source = f"{passage.title} ({passage.package_id})" if passage.title else passage.package_id
-    message = f"{_focus(passage.text, query)}\n\nFonte: {source}"
+    message = f"{EXCERPT_NOTE}\n\n{_section_text(passage, query)}\n\nFonte: {source}"
     return json.dumps({"s": 0, "message": message}, ensure_ascii=False)
 
 

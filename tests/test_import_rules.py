@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-APPS = ("common", "accounts", "llm", "knowledge", "ontology", "explanations", "conversations", "actions")
+APPS = ("common", "accounts", "llm", "knowledge", "ontology", "explanations", "conversations", "actions", "mcp_server")
 
 # importer -> apps it must never import. Floors: ground (common, accounts) < lower (llm)
 # < middle (knowledge, ontology) < top (explanations, conversations).
@@ -21,6 +21,9 @@ FORBIDDEN = {
     "explanations": {"conversations", "actions"},
     "conversations": {"actions"},
 }
+# The MCP server sits above everything (it composes the top floor's services); nothing imports it.
+for _importer in ("common", "accounts", "llm", "knowledge", "ontology", "explanations", "conversations", "actions"):
+    FORBIDDEN.setdefault(_importer, set()).add("mcp_server")
 # Sideways across the middle floor only onto knowledge's pure retrieval core.
 ALLOWED_PREFIXES = {("ontology", "knowledge"): ("knowledge.retrieval",)}
 

@@ -13,12 +13,15 @@ import environ
 from django.core.exceptions import ImproperlyConfigured
 
 BASE_DIR = Path(__file__).resolve().parent.parent.parent
-VAR_DIR = BASE_DIR / "var"
-VAR_DIR.mkdir(exist_ok=True)
 
 env = environ.Env()
 if (BASE_DIR / ".env").exists():
     environ.Env.read_env(BASE_DIR / ".env", overwrite=False)
+
+# Local state (embedded SQLite file, generated secret key, static files); elsewhere for a
+# throw-away instance (the first-run test) without touching the checkout's own.
+VAR_DIR = Path(env("CONTEXTO_VAR_DIR", default=str(BASE_DIR / "var")))
+VAR_DIR.mkdir(parents=True, exist_ok=True)
 
 # --- Core -------------------------------------------------------------------
 
@@ -66,6 +69,7 @@ INSTALLED_APPS = [
     "conversations",
     "explanations",
     "actions",
+    "mcp_server",
 ]
 
 MIDDLEWARE = [

@@ -1,3 +1,5 @@
+from io import StringIO
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
@@ -124,3 +126,37 @@ def test_create_tenant_then_a_token_for_it(db, capsys):
         call_command("create_tenant", "initech")
     with pytest.raises(CommandError, match="slug"):
         call_command("create_tenant", "Not A Slug")
+
+
+def test_create_api_token_with_role_admin_makes_a_tenant_administrator(tenant, user, capsys):
+    call_command("create_api_token", "maria", "--tenant", "acme", "--create-user", "--role", "admin")
+    assert Membership.objects.get(user__username="maria").role == Membership.Role.ADMIN
+    # an existing member is promoted; without --role the role is kept
+    call_command("create_api_token", user.username, "--tenant", "acme", "--role", "admin")
+    assert Membership.objects.get(user=user).role == Membership.Role.ADMIN
+    call_command("create_api_token", user.username, "--tenant", "acme")
+    assert Membership.objects.get(user=user).role == Membership.Role.ADMIN
+    with pytest.raises(CommandError):
+        call_command("create_api_token", "maria", "--tenant", "acme", "--role", "owner")
+
+
+def test_a_tenant_administrator_may_grant_accessible_entities_and_a_member_may_not(tenant, user, capsys):
+    call_command("create_api_token", "maria", "--tenant", "acme", "--create-user", "--role", "admin")
+    admin_token = capsys.readouterr().out.strip()
+    entity = {"entityType": "workPermit", "entityId": "1"}
+    member = APIClient()
+    member.credentials(HTTP_AUTHORIZATION=f"Token {user.auth_token.key}")
+    assert member.post("/api/v1/accessible-entities", entity, format="json").status_code == 403
+    admin = APIClient()
+    admin.credentials(HTTP_AUTHORIZATION=f"Token {admin_token}")
+    assert admin.post("/api/v1/accessible-entities", entity, format="json").status_code == 201
+
+
+def test_the_demo_account_curates_and_audits(db):
+    call_command("ensure_demo", "--validator", "validator", stdout=StringIO())
+    User = get_user_model()
+    assert set(User.objects.get(username="curator").groups.values_list("name", flat=True)) == {"curators", "auditors"}
+    validator = User.objects.get(username="validator")
+    assert list(validator.groups.values_list("name", flat=True)) == ["validators"]
+    assert not validator.has_usable_password()
+    assert validator.has_perm("ontology.validate_critical_chunk")

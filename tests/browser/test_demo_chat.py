@@ -115,8 +115,11 @@ def test_focus_validade_and_explain_isso_answers_from_the_validity_package(chat,
     assert turn["response"]["packages"][0]["id"] == "EQUIPMENT_VALIDITY", turn["response"]
     assert {p["id"] for p in turn["response"]["packages"]} <= WORK_PERMIT_PACKAGES, turn["response"]
     # The offline provider quotes the validity package and names it.
-    assert turn["response"]["reply"].startswith("O campo **Validade**")
-    assert page.locator(".msg.agent strong").last.inner_text() in ("Validade", "Data de Início")
+    assert turn["response"]["reply"].startswith("Trecho do material de referência")  # said to be an excerpt
+    assert "O campo **Validade**" in turn["response"]["reply"]
+    reply = page.locator(".msg.agent").last
+    assert reply.locator("h4.reply-heading").first.inner_text() == "Validade do componente"
+    assert "Validade" in reply.locator("strong").all_inner_texts()
     assert "Fonte: Validade do componente (EQUIPMENT_VALIDITY)" in turn["text"]
     page.screenshot(path=str(artifacts_dir / "demo-chat-validity.png"), full_page=True)
 

@@ -32,9 +32,10 @@ def checkout(tmp_path):
     shutil.copy(ROOT / ".ci" / "run", root / ".ci" / "run")
     _stub(root / "scripts" / "bootstrap", ": # the virtualenv is a stand-in here")
     _stub(root / "scripts" / "install_browser", "exit 0")
+    _stub(root / "scripts" / "run", 'echo "scripts/run $*" >> "$FAKE_LOG"; exit "${FAKE_RUN_STATUS:-0}"')
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("bash", "dirname"):
+    for tool in ("bash", "dirname", "mktemp"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     _stub(bin_dir / "pg_isready", 'exit "${FAKE_PG:-0}"')
     _stub(bin_dir / "redis-cli", 'exit "${FAKE_REDIS:-0}"')
@@ -68,20 +69,31 @@ def test_pytest_collecting_no_tests_fails_the_ci_run(checkout):
     result = _run(checkout, ".ci/run", npm=True, FAKE_PYTEST_STATUS="5")
     assert result.returncode == 1
     assert "ERROR: pytest collected no tests." in result.stderr
-    assert _calls(checkout)[:2] == ["python -m ruff check .", "python -m pytest"]
+    assert _calls(checkout)[:3] == ["scripts/run --setup-only", "python -m ruff check .", "python -m pytest"]
 
 
-def test_a_green_run_exits_zero_and_runs_the_js_tests(checkout):
+def test_a_green_ci_run_sets_up_as_a_first_run_then_runs_both_test_runners(checkout):
     result = _run(checkout, ".ci/run", npm=True)
     assert result.returncode == 0, result.stderr
-    assert _calls(checkout) == ["python -m ruff check .", "python -m pytest", "npm test --prefix tests/js"]
+    assert _calls(checkout) == [
+        "scripts/run --setup-only",
+        "python -m ruff check .",
+        "python -m pytest",
+        "npm test --prefix tests/js",
+    ]
+
+
+def test_a_failing_first_run_set_up_fails_the_ci_run_before_the_tests(checkout):
+    result = _run(checkout, ".ci/run", npm=True, FAKE_RUN_STATUS="1")
+    assert result.returncode == 1
+    assert _calls(checkout) == ["scripts/run --setup-only"]
 
 
 def test_a_lint_or_complexity_failure_fails_the_whole_run_before_pytest(checkout):
     result = _run(checkout, ".ci/run", npm=True, FAKE_RUFF_STATUS="1")
     assert result.returncode == 1
     assert "ERROR: ruff check failed" in result.stderr
-    assert _calls(checkout) == ["python -m ruff check ."]
+    assert _calls(checkout) == ["scripts/run --setup-only", "python -m ruff check ."]
 
 
 @pytest.mark.parametrize(("pytest_status", "npm_status", "expected"), [("1", "0", 1), ("0", "1", 1), ("2", "1", 2)])
@@ -146,13 +158,14 @@ def run_checkout(tmp_path):
     _stub(root / "scripts" / "bootstrap", ":")
     bin_dir = tmp_path / "bin"
     bin_dir.mkdir()
-    for tool in ("bash", "dirname", "rm", "mkdir", "sleep"):
+    for tool in ("bash", "dirname", "rm", "mkdir", "sleep", "tr"):
         (bin_dir / tool).symlink_to(shutil.which(tool))
     _stub(
         bin_dir / "python",
         'case "$*" in *runserver*) echo "server $$" >> "$FAKE_LOG"; exec sleep 300;; esac\necho "python $*" >> "$FAKE_LOG"',
     )
     _stub(bin_dir / "celery", 'echo "worker $$" >> "$FAKE_LOG"; exec sleep 300')
+    _stub(bin_dir / "gunicorn", 'echo "gunicorn $*" >> "$FAKE_LOG"')
     return root, bin_dir
 
 
@@ -202,3 +215,79 @@ def test_stopping_scripts_run_stops_the_server_and_the_worker(run_checkout, brok
         os.kill(pids[name], 9)
     assert leftovers == [], output
     assert "python manage.py ensure_demo --base-url http://127.0.0.1:8799" in log.read_text()
+
+
+# --- scripts/run: what each mode sets up, prints and announces -----------------------------
+
+
+def _run_script(run_checkout, *args, **env_extra) -> tuple[subprocess.CompletedProcess, list[str]]:
+    root, bin_dir = run_checkout
+    log = root / "calls.log"
+    env = {"PATH": str(bin_dir), "FAKE_LOG": str(log), "HOME": str(root), **env_extra}
+    result = subprocess.run(
+        [str(bin_dir / "bash"), str(root / "scripts" / "run"), *args],
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    return result, (log.read_text().splitlines() if log.exists() else [])
+
+
+PRODUCTION = {"DATABASE_URL": "postgres://contexto@db/contexto", "SECRET_KEY": "s"}
+
+
+def test_embedded_set_up_loads_everything_the_readme_examples_use(run_checkout):
+    result, calls = _run_script(run_checkout, "--setup-only", PORT="8123")
+    assert result.returncode == 0, result.stderr
+    assert calls == [
+        "python manage.py migrate --noinput",
+        "python manage.py load_catalog",
+        "python manage.py ensure_demo --base-url http://127.0.0.1:8123 --validator validator",
+        "python manage.py load_demo_workspace --tenant demo",
+        "python manage.py ingest_chunks ontology/data/chunks.jsonl --validator validator --no-progress",
+    ]
+    assert "set-up done" in result.stdout
+
+
+def test_production_set_up_creates_no_demo_account_unless_asked(run_checkout):
+    result, calls = _run_script(run_checkout, "--setup-only", **PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    assert calls == ["python manage.py migrate --noinput", "python manage.py load_catalog"]
+
+
+def test_production_with_demo_creates_the_demo_account(run_checkout):
+    result, calls = _run_script(run_checkout, "--setup-only", "--demo", **PRODUCTION)
+    assert result.returncode == 0, result.stderr
+    assert calls[-1] == "python manage.py ensure_demo --base-url http://127.0.0.1:8000"
+    assert not any("ingest_chunks" in c or "load_demo_workspace" in c for c in calls)
+
+
+@pytest.mark.parametrize(
+    ("env", "demo_listed"),
+    [({}, False), ({"DEMO_ENABLED": "true"}, True), ({"DEMO_ENABLED": "False"}, False)],
+    ids=["default", "demo-on", "demo-off"],
+)
+def test_the_production_banner_lists_only_what_is_served(run_checkout, env, demo_listed):
+    result, calls = _run_script(run_checkout, **PRODUCTION, **env)
+    assert result.returncode == 0, result.stderr
+    banner = next(line for line in result.stdout.splitlines() if line.startswith("==> Contexto on"))
+    assert "MCP /mcp/" in banner and "admin /admin/" in banner
+    assert ("/demo/" in banner) is demo_listed
+    assert calls[-1].startswith("gunicorn config.wsgi:application")
+
+
+def test_the_embedded_banner_lists_the_demo_unless_it_is_switched_off(run_checkout):
+    root, bin_dir = run_checkout
+    _stub(bin_dir / "python", 'echo "python $*" >> "$FAKE_LOG"')  # runserver returns at once
+    result, _ = _run_script(run_checkout)
+    assert "demo /demo/" in result.stdout
+    result, _ = _run_script(run_checkout, DEMO_ENABLED="0")
+    assert "/demo/" not in result.stdout
+
+
+def test_an_unknown_option_is_refused_before_any_set_up(run_checkout):
+    result, calls = _run_script(run_checkout, "--prod")
+    assert result.returncode == 2
+    assert "unknown option '--prod'" in result.stderr
+    assert calls == []

@@ -8,8 +8,16 @@ BEFORE = [("conversations", "0004_agent_ontology_guardian")]
 AFTER = [("conversations", "0005_message_context_snapshot_foreign_key")]
 
 
+@pytest.fixture
+def back_to_the_latest_schema():
+    """Leave the database fully migrated: the transactional tests after this one need every column."""
+    yield
+    executor = MigrationExecutor(connection)
+    executor.migrate(executor.loader.graph.leaf_nodes())
+
+
 @pytest.mark.django_db(transaction=True)
-def test_existing_snapshot_ids_are_kept_and_dangling_ones_cleared():
+def test_existing_snapshot_ids_are_kept_and_dangling_ones_cleared(back_to_the_latest_schema):
     executor = MigrationExecutor(connection)
     executor.migrate(BEFORE)
     apps = executor.loader.project_state(BEFORE).apps

@@ -307,7 +307,7 @@ def test_offline_answers_only_quote_delivered_text_and_name_its_package(catalog)
     import random
     import re
 
-    from llm.offline import DONT_KNOW_MESSAGE
+    from llm.offline import DONT_KNOW_MESSAGE, EXCERPT_NOTE
 
     catalog_items = tuple(
         CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))
@@ -336,7 +336,9 @@ def test_offline_answers_only_quote_delivered_text_and_name_its_package(catalog)
         if reply.message == DONT_KNOW_MESSAGE:
             continue
         answered += 1
-        quote, _, source = reply.message.rpartition("\n\nFonte: ")
+        note, _, rest = reply.message.partition("\n\n")
+        assert note == EXCERPT_NOTE, (question, note)  # the one sentence of its own: "this is an excerpt"
+        quote, _, source = rest.rpartition("\n\nFonte: ")
         match = re.fullmatch(r"(?:.* )?\((\w+)\)", source)
         assert match, (question, source)
         package_id = match.group(1)

@@ -66,6 +66,23 @@ for (const tab of $$('[role="tab"]')) {
 const validityInput = $("#field-validity");
 const startInput = $("#field-start");
 
+// Dates read dd/mm/aaaa everywhere on the page (the table, the field, the context sent): a
+// native date input would follow the browser's locale and could show mm/dd/yyyy beside the table.
+function isoToBr(iso) {
+  const match = /^(\d{4})-(\d{2})-(\d{2})$/.exec(String(iso || ""));
+  return match ? `${match[3]}/${match[2]}/${match[1]}` : "";
+}
+function toIso(value) {
+  const text = String(value || "").trim();
+  if (/^\d{4}-\d{2}-\d{2}$/.test(text)) return text;
+  const match = /^(\d{1,2})\/(\d{1,2})\/(\d{4})$/.exec(text);
+  if (!match) return null;
+  const [day, month, year] = [Number(match[1]), Number(match[2]), Number(match[3])];
+  const date = new Date(Date.UTC(year, month - 1, day));
+  if (date.getUTCFullYear() !== year || date.getUTCMonth() !== month - 1 || date.getUTCDate() !== day) return null;
+  return `${year}-${String(month).padStart(2, "0")}-${String(day).padStart(2, "0")}`;
+}
+
 function selectComponent(row) {
   for (const other of $$("#components-table tbody tr")) other.setAttribute("aria-selected", String(other === row));
   $("#selected-name").textContent = `${row.dataset.name} ${row.dataset.tag}`;
@@ -74,7 +91,7 @@ function selectComponent(row) {
   validityInput.disabled = false;
   startInput.disabled = false;
   validityInput.value = row.dataset.validity;
-  startInput.value = row.dataset.start;
+  startInput.value = isoToBr(row.dataset.start);
   syncFieldValues();
   agent.setSelection({ entityType: "equipment", entityId: row.dataset.component, displayName: `${row.dataset.name} ${row.dataset.tag}` });
 }
@@ -112,12 +129,15 @@ function applyToRow(row, field, value) {
     row.dataset.validity = String(value);
     $(".cell-validity", row).textContent = `${value} dias`;
   } else if (field === "startDate") {
-    row.dataset.start = String(value);
-    $(".cell-start", row).textContent = String(value).split("-").reverse().join("/"); // ISO → dd/mm/aaaa
+    const iso = toIso(value);
+    if (row.getAttribute("aria-selected") === "true") startInput.setCustomValidity(iso ? "" : "Use dd/mm/aaaa");
+    if (!iso) return;
+    row.dataset.start = iso;
+    $(".cell-start", row).textContent = isoToBr(iso);
   }
   if (row.getAttribute("aria-selected") === "true") {
     validityInput.value = row.dataset.validity;
-    startInput.value = row.dataset.start;
+    startInput.value = isoToBr(row.dataset.start); // the field shows dd/mm/aaaa, as the table
     syncFieldValues();
   }
 }
@@ -176,8 +196,8 @@ const input = $("#chat-input");
 const sendButton = $("#chat-send");
 const errorBox = $("#chat-error");
 
-// A tiny Markdown subset for replies (paragraphs, "- " lists, **bold**, [[PACKAGE]]),
-// built as DOM nodes: reply text never becomes HTML.
+// A tiny Markdown subset for replies (headings, paragraphs, "- " lists, "|" tables, **bold**,
+// [[PACKAGE]]), built as DOM nodes: reply text never becomes HTML.
 function appendInline(parent, text) {
   for (const part of text.split(/(\*\*[^*]+\*\*|\[\[[A-Z0-9_:]+\]\])/)) {
     if (!part) continue;
@@ -199,7 +219,26 @@ function renderText(parent, text) {
   for (const block of text.split(/\n\s*\n/)) {
     const lines = block.split("\n").map((l) => l.trim()).filter(Boolean);
     if (!lines.length) continue;
-    if (lines.every((l) => /^[-*] /.test(l))) {
+    if (lines.length === 1 && /^#{1,6} /.test(lines[0])) {
+      const heading = document.createElement("h4");
+      heading.className = "reply-heading";
+      appendInline(heading, lines[0].replace(/^#+\s*/, ""));
+      parent.appendChild(heading);
+    } else if (lines.length > 1 && lines.every((l) => l.startsWith("|"))) {
+      const table = document.createElement("table");
+      table.className = "reply-table";
+      lines.forEach((line, index) => {
+        if (/^[\s|:-]+$/.test(line)) return; // the header separator row
+        const row = document.createElement("tr");
+        for (const cell of line.replace(/^\||\|$/g, "").split("|")) {
+          const el = document.createElement(index === 0 ? "th" : "td");
+          appendInline(el, cell.trim());
+          row.appendChild(el);
+        }
+        table.appendChild(row);
+      });
+      parent.appendChild(table);
+    } else if (lines.every((l) => /^[-*] /.test(l))) {
       const list = document.createElement("ul");
       for (const line of lines) {
         const li = document.createElement("li");
