@@ -9,7 +9,7 @@ def create_agronomy_agent(apps, schema_editor):
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("conversations", "0007_message_feedback"),
+        ("conversations", "0008_message_feedback"),
     ]
 
     operations = [migrations.RunPython(create_agronomy_agent, migrations.RunPython.noop)]
