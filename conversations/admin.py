@@ -2,7 +2,7 @@ from django.contrib import admin, messages
 from django.utils.translation import gettext_lazy as _
 
 from common.exceptions import ApplicationError
-from conversations.models import Agent, Handoff, Message, Session
+from conversations.models import Agent, Handoff, Message, MessageFeedback, Session
 from conversations.services import handoff_resolve, session_close
 
 
@@ -178,3 +178,17 @@ class HandoffAdmin(admin.ModelAdmin):
 
 # The UI-context engine's admin (semantic registry, accessible entities, snapshots).
 import conversations.context.admin  # noqa: E402,F401
+
+
+@admin.register(MessageFeedback)
+class MessageFeedbackAdmin(admin.ModelAdmin):
+    list_display = ["created_at", "tenant", "message", "user", "rating", "policy_version"]
+    list_filter = ["rating"]
+    list_select_related = ["tenant", "user", "message"]
+    readonly_fields = [f.name for f in MessageFeedback._meta.fields]
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False

@@ -55,4 +55,34 @@ def agents_seed_ensure(agent_model=None) -> int:
             values["is_default"] = False
         _, was_created = agent_model.objects.get_or_create(slug=data["slug"], defaults=values)
         created += was_created
+    if any(f.name == "ontology" for f in agent_model._meta.get_fields()):
+        created += agronomy_agent_ensure(agent_model)
+    return created
+
+
+# The seed's (002) agronomy agent: every message goes through the ontology (pattern, skills,
+# reasoning template); the ontology context tells it the answer's shape. Kept apart from
+# AGENTS because the ``ontology`` field is younger than the first data migration.
+AGRONOMY_AGENT = {
+    "slug": "agronomia",
+    "name": "Agronomia regenerativa",
+    "is_default": False,
+    "ontology": True,
+    "system_prompt": (
+        "Você é o assistente agronômico de Agricultura de Processo: ajuda produtores, técnicos e "
+        "agrônomos a entender o que acontece no solo e na lavoura e o que fazer, pelo método "
+        "regenerativo (processos e estruturas antes de insumos). Responda em prosa natural de campo, "
+        "na língua de quem pergunta, seguindo a forma de resposta indicada no contexto ontológico e "
+        "citando entre colchetes o [chunk_id] de cada trecho em que se apoia. Use somente o que o "
+        "contexto sustenta; sem evidência, diga que não sabe e ofereça um especialista. Termine com "
+        "uma continuação proativa: o que observar ou medir a seguir."
+    ),
+}
+
+
+def agronomy_agent_ensure(agent_model=None) -> bool:
+    """Create the agronomy agent if missing (never overwrites admin edits); True when created."""
+    if agent_model is None:
+        from conversations.models import Agent as agent_model
+    _, created = agent_model.objects.get_or_create(slug=AGRONOMY_AGENT["slug"], defaults=dict(AGRONOMY_AGENT))
     return created

@@ -9,7 +9,7 @@ from common.serializers import StrictSerializer
 from conversations.exceptions import InvalidIdempotencyKeyError
 from conversations.models import HandoffReason
 from conversations.selectors import session_get, session_messages
-from conversations.services import message_send, session_create
+from conversations.services import message_feedback_set, message_send, session_create
 
 IDEMPOTENCY_HEADER = "Idempotency-Key"
 MAX_MESSAGE_CHARS = 8_000
@@ -228,3 +228,53 @@ class SessionMessagesApi(APIView):
         if result.replayed:
             response["Idempotent-Replayed"] = "true"
         return response
+
+
+class MessageFeedbackApi(APIView):
+    """Thumbs up/down on an agent reply, by the caller; repeating it is a no-op."""
+
+    class InputSerializer(StrictSerializer):
+        rating = serializers.ChoiceField(choices=["up", "down"])
+        reason = StrictCharField(required=False, allow_blank=True, max_length=500, trim_whitespace=True)
+
+        class Meta:
+            ref_name = "MessageFeedbackInput"
+
+    class OutputSerializer(serializers.Serializer):
+        message_id = serializers.IntegerField()
+        rating = serializers.CharField()
+        reason = serializers.CharField()
+        policy_version = serializers.IntegerField(allow_null=True)
+
+        class Meta:
+            ref_name = "MessageFeedbackOutput"
+
+    @extend_schema(
+        summary="Rate an agent reply (up/down); one rating per reply and user, updated in place",
+        request=InputSerializer,
+        responses={
+            201: OutputSerializer,
+            200: OutputSerializer,
+            400: OpenApiResponse(description="VALIDATION_ERROR, MESSAGE_NOT_RATABLE"),
+            404: OpenApiResponse(description="SESSION_NOT_FOUND, MESSAGE_NOT_FOUND"),
+        },
+    )
+    def post(self, request, session_id: int, message_id: int):
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        result = message_feedback_set(
+            acting_user=request.user,
+            tenant=request.tenant,
+            session_id=session_id,
+            message_id=message_id,
+            rating=serializer.validated_data["rating"],
+            reason=serializer.validated_data.get("reason", ""),
+        )
+        fb = result.feedback
+        data = {
+            "message_id": fb.message_id,
+            "rating": fb.rating,
+            "reason": fb.reason,
+            "policy_version": fb.policy_version,
+        }
+        return Response(data, status=status.HTTP_201_CREATED if result.created else status.HTTP_200_OK)

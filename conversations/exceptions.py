@@ -42,3 +42,13 @@ class IdempotencyKeyReusedError(ApplicationError):
 class IdempotentRequestInProgressError(ConflictError):
     code = "IDEMPOTENT_REQUEST_IN_PROGRESS"
     message = "A request with this Idempotency-Key is still being processed; retry shortly."
+
+
+class MessageNotFoundError(NotFoundError):
+    code = "MESSAGE_NOT_FOUND"
+    message = "Message not found in this session."
+
+
+class MessageNotRatableError(ApplicationError):
+    code = "MESSAGE_NOT_RATABLE"
+    message = "Only the agent's replies can be rated."

@@ -249,3 +249,30 @@ class Handoff(models.Model):
     @property
     def is_resolved(self) -> bool:
         return self.resolved_at is not None
+
+
+class FeedbackRating(models.TextChoices):
+    UP = "up", "Thumbs up"
+    DOWN = "down", "Thumbs down"
+
+
+class MessageFeedback(models.Model):
+    """A user's rating of one agent reply: one row per (reply, user); rating again updates it."""
+
+    tenant = models.ForeignKey("accounts.Tenant", on_delete=models.CASCADE, related_name="message_feedback")
+    message = models.ForeignKey(Message, on_delete=models.CASCADE, related_name="feedback")
+    user = models.ForeignKey(settings.AUTH_USER_MODEL, on_delete=models.CASCADE, related_name="message_feedback")
+    rating = models.CharField(max_length=8, choices=FeedbackRating.choices)
+    reason = models.CharField(max_length=500, blank=True, default="")
+    policy_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="strategy policy version this rating produced (None: policy untouched)"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        constraints = [models.UniqueConstraint(fields=["message", "user"], name="uniq_feedback_per_message_user")]
+        indexes = [models.Index(fields=["tenant", "-created_at"])]
+
+    def __str__(self) -> str:
+        return f"{self.rating} on message {self.message_id}"

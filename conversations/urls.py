@@ -10,5 +10,10 @@ urlpatterns = [
     path("sessions", apis.SessionCreateApi.as_view(), name="session-create"),
     path("sessions/<int:session_id>", apis.SessionDetailApi.as_view(), name="session-detail"),
     path("sessions/<int:session_id>/messages", apis.SessionMessagesApi.as_view(), name="session-messages"),
+    path(
+        "sessions/<int:session_id>/messages/<int:message_id>/feedback",
+        apis.MessageFeedbackApi.as_view(),
+        name="message-feedback",
+    ),
 ]
 urlpatterns += context_urlpatterns

@@ -20,6 +20,7 @@ from common.identifiers import wikilink_targets
 from common.text import content_words
 
 from .base import CatalogItem, KnowledgeItem, LLMRequest, LLMResult
+from .ontology_prose import ontology_answer
 
 DONT_KNOW_MESSAGE = (
     "Não encontrei essa informação no conhecimento disponível para este atendimento. "
@@ -175,6 +176,9 @@ def best_passage(
 def answer_offline(request: LLMRequest) -> str:
     """The reply (contract JSON) the offline provider gives to ``request``."""
 
+    # ontology agents: the seed's answer shape from the route's steps, sources cited
+    if (prose := ontology_answer(request.messages[0].content if request.messages else "")) is not None:
+        return json.dumps({"s": 0, "message": prose}, ensure_ascii=False)
     query = set(terms(request.user_text))
     scores = package_scores(query, request.catalog)
     delivered = {item.package_id for item in request.knowledge}

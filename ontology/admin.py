@@ -15,6 +15,7 @@ from ontology.models import (
     Profile,
     ProfileSkill,
     Skill,
+    StrategyPolicy,
 )
 from ontology.services import (
     chunk_accept_proposal,
@@ -26,6 +27,7 @@ from ontology.services import (
     metadata_schema_activate,
     metadata_validate,
 )
+from ontology.services.policy import policy_freeze, policy_reset, policy_rollback, policy_set_bounds
 
 
 @admin.register(OntologyClass)
@@ -224,7 +226,17 @@ class MetadataSchemaAdmin(admin.ModelAdmin):
 
 @admin.register(OntologyRoute)
 class OntologyRouteAdmin(admin.ModelAdmin):
-    list_display = ["created_at", "tenant", "origin", "pattern", "confidence", "strategy", "duration_ms"]
+    list_display = [
+        "created_at",
+        "tenant",
+        "origin",
+        "pattern",
+        "confidence",
+        "fallback",
+        "strategy",
+        "policy_version",
+        "duration_ms",
+    ]
     list_filter = ["pattern", "strategy", "origin", "fallback"]
     list_select_related = ["tenant"]
     readonly_fields = [f.name for f in OntologyRoute._meta.fields]
@@ -234,3 +246,62 @@ class OntologyRouteAdmin(admin.ModelAdmin):
 
     def has_change_permission(self, request, obj=None):
         return False
+
+
+class StrategyPolicyForm(forms.ModelForm):
+    rollback_to = forms.IntegerField(required=False, min_value=1, help_text="restore this version's state and bounds")
+
+    class Meta:
+        model = StrategyPolicy
+        fields = ["max_shift", "prior_strength"]
+
+
+@admin.register(StrategyPolicy)
+class StrategyPolicyAdmin(admin.ModelAdmin):
+    """The learned strategy policy per tenant: curators set its bounds, freeze it, reset it
+    to the deterministic matrix or roll it back to a recorded version."""
+
+    form = StrategyPolicyForm
+    list_display = ["tenant", "version", "frozen", "max_shift", "prior_strength", "updated_at"]
+    list_filter = ["frozen"]
+    list_select_related = ["tenant"]
+    readonly_fields = ["tenant", "version", "frozen", "state", "updated_at", "history"]
+    actions = ["freeze", "unfreeze", "reset"]
+
+    def has_add_permission(self, request):
+        return False
+
+    @admin.display(description="versions (newest first)")
+    def history(self, obj):
+        rows = obj.revisions.order_by("-version")[:20]
+        return "; ".join(f"v{r.version} {r.note}" for r in rows)
+
+    def save_model(self, request, obj, form, change):
+        """Bounds and rollbacks go through the services (a new version + revision each)."""
+        try:
+            if form.cleaned_data.get("rollback_to"):
+                policy_rollback(tenant=obj.tenant, version=form.cleaned_data["rollback_to"], acting_user=request.user)
+            if {"max_shift", "prior_strength"} & set(form.changed_data):
+                policy_set_bounds(
+                    tenant=obj.tenant,
+                    max_shift=form.cleaned_data["max_shift"],
+                    prior_strength=form.cleaned_data["prior_strength"],
+                    acting_user=request.user,
+                )
+        except ApplicationError as exc:
+            self.message_user(request, f"{exc.code}: {exc.message}", level=messages.ERROR)
+
+    @admin.action(description="Freeze (feedback no longer moves the policy)")
+    def freeze(self, request, queryset):
+        for policy in queryset:
+            policy_freeze(tenant=policy.tenant, frozen=True, acting_user=request.user)
+
+    @admin.action(description="Unfreeze")
+    def unfreeze(self, request, queryset):
+        for policy in queryset:
+            policy_freeze(tenant=policy.tenant, frozen=False, acting_user=request.user)
+
+    @admin.action(description="Reset to the deterministic matrix")
+    def reset(self, request, queryset):
+        for policy in queryset:
+            policy_reset(tenant=policy.tenant, acting_user=request.user)

@@ -295,6 +295,13 @@ class OntologyRoute(models.Model):
     skills = models.JSONField(default=list)
     interruptions = models.JSONField(default=list, help_text="interruption types")
     chunk_ids = models.JSONField(default=list)
+    runner_up = models.CharField(max_length=32, blank=True, default="")
+    evidence_shares = models.JSONField(
+        default=dict, blank=True, help_text="share of the delivered chunks each strategy brought (credits feedback)"
+    )
+    policy_version = models.PositiveIntegerField(
+        null=True, blank=True, help_text="strategy policy version that weighed this route (None: deterministic)"
+    )
     duration_ms = models.PositiveIntegerField(default=0)
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -304,3 +311,90 @@ class OntologyRoute(models.Model):
 
     def __str__(self) -> str:
         return f"{self.pattern} → {self.strategy}"
+
+
+class StrategyPolicy(models.Model):
+    """A tenant's learned strategy policy (seed roadmap: a bandit whose initial state is the
+    deterministic matrix). ``state`` holds the feedback credited per pattern and strategy,
+    ``{pattern: {strategy: [successes, failures]}}``; the priors are not stored, they are the
+    deterministic distribution of each route (matrix shifted by the active skills' biases).
+    Every change writes a ``StrategyPolicyRevision`` and bumps ``version``."""
+
+    tenant = models.OneToOneField("accounts.Tenant", on_delete=models.CASCADE, related_name="strategy_policy")
+    version = models.PositiveIntegerField(default=1)
+    state = models.JSONField(default=dict, blank=True)
+    frozen = models.BooleanField(default=False, help_text="feedback is still recorded but no longer moves the policy")
+    max_shift = models.FloatField(
+        default=0.15, help_text="curator bound: a strategy's weight stays within ± this of its deterministic weight"
+    )
+    prior_strength = models.FloatField(
+        default=20.0, help_text="pseudo-ratings the deterministic weights count for (higher: slower learning)"
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        verbose_name_plural = "strategy policies"
+
+    def __str__(self) -> str:
+        return f"policy v{self.version} ({self.tenant_id})"
+
+    def clean(self) -> None:
+        if not 0.0 <= self.max_shift <= 1.0:
+            raise ValidationError({"max_shift": "Between 0 and 1."})
+        if self.prior_strength <= 0:
+            raise ValidationError({"prior_strength": "Must be positive."})
+
+
+class StrategyPolicyRevision(models.Model):
+    """Immutable snapshot of a policy version (what a rollback restores)."""
+
+    policy = models.ForeignKey(StrategyPolicy, on_delete=models.CASCADE, related_name="revisions")
+    version = models.PositiveIntegerField()
+    state = models.JSONField(default=dict)
+    frozen = models.BooleanField(default=False)
+    max_shift = models.FloatField()
+    prior_strength = models.FloatField()
+    note = models.CharField(max_length=200, blank=True, default="")
+    author = models.ForeignKey(settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+        constraints = [models.UniqueConstraint(fields=["policy", "version"], name="uniq_policy_revision_version")]
+
+    def __str__(self) -> str:
+        return f"v{self.version} {self.note}"
+
+
+class SummaryTree(models.Model):
+    """One version of RAPTOR's summary tree over the indexed chunks (built at ingest by a
+    Celery task). ``corpus_key`` names the indexed chunks it was built from; routes use the
+    latest tree whose key matches their corpus."""
+
+    version = models.PositiveIntegerField(unique=True)
+    corpus_key = models.CharField(max_length=200)
+    provider = models.CharField(max_length=32, help_text="who wrote the summaries (offline = extractive)")
+    nodes_count = models.PositiveIntegerField(default=0)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["-version"]
+
+    def __str__(self) -> str:
+        return f"summary tree v{self.version}"
+
+
+class SummaryNode(models.Model):
+    tree = models.ForeignKey(SummaryTree, on_delete=models.CASCADE, related_name="nodes")
+    path = models.CharField(max_length=200)
+    level = models.PositiveSmallIntegerField()
+    parent = models.CharField(max_length=200, blank=True, default="")
+    text = models.TextField()
+    chunk_ids = models.JSONField(default=list)
+
+    class Meta:
+        ordering = ["level", "path"]
+        constraints = [models.UniqueConstraint(fields=["tree", "path"], name="uniq_summary_node_path")]
+
+    def __str__(self) -> str:
+        return self.path

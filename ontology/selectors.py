@@ -9,8 +9,18 @@ from collections.abc import Sequence
 from django.db.models import Count, Max, QuerySet
 
 from ontology.exceptions import UnknownSkillError
-from ontology.models import Chunk, ChunkState, MetadataSchema, Profile, ProfileSkill, Skill
+from ontology.models import (
+    Chunk,
+    ChunkState,
+    MetadataSchema,
+    Profile,
+    ProfileSkill,
+    Skill,
+    SummaryNode,
+    SummaryTree,
+)
 from ontology.routing.corpus import ChunkRecord, Corpus
+from ontology.routing.summary_tree import SummaryTreeIndex, TreeNode
 from ontology.routing.data import CURRENT_SCHEMA_VERSION, metadata_schema
 
 VALIDATE_CRITICAL_PERM = "ontology.validate_critical_chunk"
@@ -86,6 +96,18 @@ def clear_corpus_cache() -> None:
         _corpus_cache.update(key=None, corpus=None)
 
 
+def corpus_key_text(key: tuple) -> str:
+    n, last, classes = key
+    return f"{n}|{last.isoformat() if last else ''}|{classes.isoformat() if classes else ''}"
+
+
+def indexed_corpus_key() -> str:
+    agg = Chunk.objects.filter(state=ChunkState.INDEXED).aggregate(
+        n=Count("id"), last=Max("updated_at"), classes=Max("ontology_class__updated_at")
+    )
+    return corpus_key_text((agg["n"], agg["last"], agg["classes"]))
+
+
 def indexed_corpus() -> Corpus:
     """The retrievable chunks as an in-memory BM25 corpus, cached per process.
 
@@ -96,7 +118,11 @@ def indexed_corpus() -> Corpus:
     agg = Chunk.objects.filter(state=ChunkState.INDEXED).aggregate(
         n=Count("id"), last=Max("updated_at"), classes=Max("ontology_class__updated_at")
     )
-    key = (agg["n"], agg["last"], agg["classes"])
+    tree = SummaryTree.objects.order_by("-version").values_list("pk", "version", "corpus_key").first()
+    chunks_key = corpus_key_text((agg["n"], agg["last"], agg["classes"]))
+    # the tree counts only when it was built from these very chunks
+    tree = tree if tree is not None and tree[2] == chunks_key else None
+    key = (chunks_key, tree[0] if tree else None)
     with _corpus_lock:
         if _corpus_cache["key"] == key and _corpus_cache["corpus"] is not None:
             return _corpus_cache["corpus"]  # type: ignore[return-value]
@@ -112,6 +138,12 @@ def indexed_corpus() -> Corpus:
         if chunk_is_retrievable(c, perm_cache)
     ]
     corpus = Corpus(records, version=key)
+    if tree is not None:
+        nodes = SummaryNode.objects.filter(tree_id=tree[0]).order_by("level", "path")
+        corpus.tree = SummaryTreeIndex(
+            version=tree[1],
+            nodes=[TreeNode(n.path, n.level, n.text, tuple(n.chunk_ids), n.parent) for n in nodes],
+        )
     with _corpus_lock:
         _corpus_cache.update(key=key, corpus=corpus)
     return corpus

@@ -103,11 +103,11 @@ def _rank(corpus: Corpus, cands: np.ndarray, query_terms: Sequence[str], relatio
     return scored
 
 
-def _findings(step: str, hits: Sequence[Hit], anchor: Sequence[str]) -> tuple[list[Hit], list[str]]:
+def _findings(step: str, hits: Sequence[Hit], anchor: Sequence[str], k: int = STEP_K) -> tuple[list[Hit], list[str]]:
     if not hits:
         return [], []
     top = hits[0].score
-    kept = [h for h in hits[:STEP_K] if h.score >= FINDING_SHARE * top]
+    kept = [h for h in hits[:k] if h.score >= FINDING_SHARE * top]
     kinds = PASS_ON[step]
     keys: list[str] = []
     for h in kept:
@@ -148,7 +148,10 @@ def multi_hop_guiado(
     context_filters: Mapping[str, Sequence[str]],
     template: Sequence[str],
     lang: str = "pt",
+    step_slots: Sequence[int] | None = None,
 ) -> StrategyRun:
+    """`step_slots`: how many chunks each step may keep (the chain's share of the evidence
+    budget); by default ``STEP_K`` each."""
     run = StrategyRun()
     message_terms = analyze(message)
     anchor = [f"sintoma:{s}" for s in symptoms]
@@ -177,7 +180,7 @@ def multi_hop_guiado(
                 for h in hits
                 if len(set(message_terms) & set(corpus.doc_terms[corpus.position[h.record.chunk_id]])) >= 2
             ]
-        kept, keys = _findings(step, hits, anchor)
+        kept, keys = _findings(step, hits, anchor, step_slots[index] if step_slots else STEP_K)
         section = make_step(
             step,
             "hibrida",

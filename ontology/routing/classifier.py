@@ -1,136 +1,34 @@
-"""Deterministic chunk classifier: proposes an ontology class and subclass for a text.
+"""Chunk classifier: proposes an ontology class and subclass for a text (ingestion stage 2).
 
-Stage 2 of the seed's ingestion pipeline. Rules are weighted cues over the normalized
-text (noisy-or per class, as in the query-pattern classifier); the subclass is the one
-of the winning class whose own cues match most. Curators confirm or correct the
+A softmax regression (``textmodel``) over the text's words, bigrams, stems and character
+4-grams, trained once per process from the curated chunks in the repo, no network:
+
+* ``data/chunks.jsonl`` — the bundled sample chunks;
+* ``data/eval/chunks.dev.jsonl`` — the dev split of an independent author's labeled set
+  (``chunks.test.jsonl`` is only ever evaluated, see ``ontology/tools/evaluate.py``).
+
+The subclass comes from a second model per class, trained on that class's chunks (the
+class's most common subclass when it has only one). Curators confirm or correct the
 proposal in the admin; the proposal and its confidence are stored with the chunk.
 """
 
 from __future__ import annotations
 
+import json
 import re
+from collections import Counter
 from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
 
-from common.text import fold
+from .data import DATA_DIR, SAMPLE_CHUNKS_FILE, classes_file
+from .text import normalize
+from .textmodel import SoftmaxModel, text_features, train_softmax
 
-from .text import mentions, normalize
-
-CLASS_CUES: dict[str, list[tuple[str, float]]] = {
-    "dosagem": [
-        (r"\b\d+([.,]\d+)? ?(g|kg|t|l|ml)/ha\b", 0.7),
-        (r"\b(dose|doses|dosagem|por semente|necessidade de calcario)\b", 0.6),
-    ],
-    "contraindicacao": [
-        (r"^(nao (misturar|usar|aplicar)|evite|evitar)|\b(contraindica\w*|nao deve|em solo umido)\b", 0.65),
-        (r"\b(risco|impedir|recompacta|destroi)\b", 0.3),
-    ],
-    "caso": [(r"\b(caso validado|relato de produtor|relato de|produtor em)\b", 0.75), (r"\bsacas?\b", 0.2)],
-    "evidencia": [(r"\b(meta-?analise|ensaio|sintese de estudos|comparacao em|em media)\b", 0.7)],
-    "indicador": [
-        (
-            r"\b(indicador\w*|teste (do|de)|contagem|medir|cronometrar|penetrometro|percentual de cobertura|bioanalise)\b",
-            0.65,
-        ),
-        (r"\b(acompanhar|amostrar|meta acima)\b", 0.3),
-    ],
-    "conceito": [
-        (r"\b(e o manejo|e a capacidade|conceito|principio|regra-mae|agricultura de processo:|define)\b", 0.8)
-    ],
-    "sintoma": [
-        (
-            r"\b(sintoma|aparecem|encontram-se|sinal de)\b|^(baixa nodulacao|compactacao|erosao em sulcos|amarelecimento|encrostamento|baixa atividade)",
-            0.7,
-        )
-    ],
-    "causa_provavel": [
-        (r"\b(causa\w*|inibe|limitam|restringe|expoe|multiplica|deficiencia de|encharcamento temporario)\b", 0.55)
-    ],
-    "intervencao": [
-        (
-            r"\b(reinoculacao|correcao do perfil|suspender|contencao de erosao|descompactacao biologica com|diversificar raizes)\b",
-            0.7,
-        ),
-        (r"\b(recompoe|restabelece|recuperam|liberando)\b", 0.3),
-    ],
-    "pratica": [
-        (
-            r"(de rotina|pratica|plantio direto de qualidade|rotacao de culturas:|integracao lavoura-pecuaria:|produzidos na fazenda|mix de plantas de cobertura:)",
-            0.7,
-        )
-    ],
-    "processo": [
-        (
-            r"\b(fixacao biologica de nitrogenio:|agregacao:|infiltracao:|ciclagem de nutrientes:|acidificacao:|decomposicao da palhada:)",
-            0.7,
-        )
-    ],
-    "estrutura": [
-        (
-            r"\b(microbiota do solo:|sistema radicular profundo:|porosidade funcional:|cobertura viva e palhada:|fertilidade quimica do perfil:)",
-            0.7,
-        )
-    ],
-    "agroecossistema": [
-        (r"\b(o cerrado tem|no cerrado a chuva|nas areas agricolas da|no pampa)\b", 0.6),
-        (r"\b(bioma|relevo|clima)\b", 0.3),
-    ],
-    "sistema_produtivo": [(r"\b(sucessao soja e milho|na integracao|entrelinha|sistema acumula)\b", 0.75)],
-    "estagio_transicao": [(r"\b(anos? de transicao|transicao avancada|entre o terceiro e o quinto ano)\b", 0.8)],
-    "perfil_produtor": [(r"\b(agricultura familiar|grandes areas|assistencia tecnica|mao de obra)\b", 0.6)],
-}
-SUBCLASS_CUES: dict[str, dict[str, str]] = {
-    "intervencao": {
-        "estrutural": r"descompact|terraco|porosidade|sulcos",
-        "biologica": r"inocula|mix|raizes|microbiota",
-        "quimica_corretiva": r"calagem|gessagem|calcario",
-        "manejo": r"suspender|nitrogenio mineral",
-    },
-    "sintoma": {
-        "planta": r"folhas|nodul|planta",
-        "solo": r"compacta|erosao|crosta|sulcos",
-        "biologico": r"minhoca|microbiota|hifas",
-    },
-    "causa_provavel": {
-        "biologica": r"rizobio|nematoide|inocula",
-        "quimica": r"acidez|aluminio|deficiencia",
-        "fisica": r"compacta|encharca",
-        "manejo": r"adubacao|descoberto",
-    },
-    "dosagem": {"biologico": r"inoculante|celulas", "corretivo": r"calcario|gesso", "nutriente": r"molibdenio|cobalto"},
-    "contraindicacao": {
-        "incompatibilidade": r"misturar",
-        "momento_inadequado": r"umido|momento",
-        "risco_ambiental": r"herbicida|residua",
-    },
-    "caso": {"caso_validado": r"caso validado", "relato_produtor": r"relato"},
-    "evidencia": {"pesquisa": r"meta-?analise", "ensaio_campo": r"ensaio|comparacao", "sintese": r"sintese"},
-    "indicador": {
-        "laboratorio": r"materia organica|enzimat|bioanalise",
-        "campo": r"teste|contar|penetrometro|corda|copo",
-    },
-    "processo": {
-        "biologico": r"fixacao|decomposicao|ciclagem",
-        "fisico": r"agregacao",
-        "quimico": r"acidifica",
-        "hidrico": r"infiltracao",
-    },
-    "estrutura": {"biologica": r"microbiota|radicular", "fisica": r"porosidade|cobertura", "quimica": r"fertilidade"},
-    "pratica": {
-        "biologica": r"inocula|bioinsumo",
-        "integracao": r"integracao",
-        "conservacionista": r"plantio direto|rotacao|cobertura",
-    },
-    "agroecossistema": {"bioma": r"bioma|cerrado tem|mata atlantica|pampa", "clima": r"chuva|clima"},
-    "sistema_produtivo": {"graos": r"soja e milho|graos", "integracao": r"integracao", "perenes": r"cafe"},
-    "estagio_transicao": {
-        "transicao_inicial": r"dois primeiros anos",
-        "transicao_intermediaria": r"terceiro e o quinto",
-        "transicao_avancada": r"avancada",
-    },
-    "perfil_produtor": {"agricultura_familiar": r"familiar", "grande_produtor": r"grandes areas"},
-    "conceito": {"principio": r"principio|regra", "definicao": r"e o manejo|e a capacidade|definicao"},
-}
-_COMPILED = {cls: [(re.compile(rx), w) for rx, w in cues] for cls, cues in CLASS_CUES.items()}
+DEV_FILE = DATA_DIR / "eval" / "chunks.dev.jsonl"
+L2 = 0.02
+NGRAMS = False
+BOOST = {"cue": 4.0, "cue2": 4.0}
 
 
 @dataclass(frozen=True)
@@ -140,25 +38,93 @@ class ClassProposal:
     confidence: float
 
 
+@dataclass(frozen=True)
+class ChunkClassifier:
+    classes: SoftmaxModel
+    subclasses: dict[str, SoftmaxModel | str]
+
+    def propose(self, text: str) -> ClassProposal:
+        class_id, confidence = self.classes.predict(text)
+        sub = self.subclasses.get(class_id, "")
+        subclass = sub if isinstance(sub, str) else sub.predict(text)[0]
+        return ClassProposal(class_id, subclass, round(confidence, 2))
+
+
+def read_labeled(path: Path) -> list[tuple[str, str, str]]:
+    """(text, class, subclass) of a seed-format JSON Lines file."""
+    out = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line.strip():
+            row = json.loads(line)
+            out.append((row["texto"], row["classe_ontologica"], row.get("subclasse", "")))
+    return out
+
+
+def training_chunks(*, include_dev: bool = True) -> list[tuple[str, str, str]]:
+    rows = read_labeled(SAMPLE_CHUNKS_FILE)
+    if include_dev and DEV_FILE.is_file():
+        rows += read_labeled(DEV_FILE)
+    return rows
+
+
+def class_ids() -> tuple[str, ...]:
+    return tuple(c["id"] for c in classes_file()["classes"])
+
+
+# Discourse cues: what a text *does* (narrates a farm, gives a quantity, reports a trial,
+# defines, warns…), read anywhere in it, not its opening formula. They are features the
+# model weighs, with the words; each class's cues also count as one "any" feature.
+CHUNK_CUES: dict[str, str] = {
+    "caso": r"\b(eu|meu|minha|passei|troquei|faco|comecei|colhi|tive|consegui|vizinho|propriedade (familiar|de)|fazenda (de|em|no|na)|produtor(a)? (de|do|da|em)|em (dois|tres|quatro|cinco|\d+) anos|monitorad[ao]|a familia)\b",
+    "dosagem": r"(\d+([.,]\d+)? ?(a \d+([.,]\d+)? ?)?(kg|t|g|l|ml|%|mil)\b ?(/|por|em cada|de (k2o|p2o5|n|semente))|\bpor (semente|hectare|planta|cova|metro)\b|\b(dose|doses|diluid\w*|parcelad\w*|no maximo|alvo minimo)\b)",
+    "evidencia": r"\b(em media|ensaios?|estudos?|sinteses?|pesquisas?|experimentos?|unidades demonstrativas|meta-?analise\\w*|metanalise\\w*|revis\\w* de|rendeu|reduziu|aumentou|elevaram|elevou|segundo (leituras|dados)|comparad\w*|resultados?|evidencia|tratamentos?|safras seguidas|locais)\b",
+    "indicador": r"\b(medid\w*|medir|mede|leitura\w*|lid[ao]|mostra se|revela\w*|aponta\w*|cronometr\w*|penetrometr\w*|fracionamento|razao entre|indice|contagem|conta(r|gem)|acompanh\w*|repetid[oa]|a cada ano|sonda|amostr\w*)\b",
+    "contraindicacao": r"\b(nao (deve|use|usar|aplique|aplicar|misture|misturar|entre|faca)|evite|evitar|nunca|faz mais mal|proibid\w*|exige\w*|separe|incompativ\w*|com o solo (umido|molhado)|nao combina|risco de|contamina\w*|queima\w*)\b",
+    "conceito": r"(^chama-se|\\b(e|sao) (a|o) (proporcao|fracao|parte|relacao)\\b|orienta que|^um \\w+ que|^\w+( \w+){0,4} (e|sao) (a|o|um|uma|as|os) (fracao|proporcao|processo|conjunto|movimento|capacidade|manejo|ideia|principio)|\b(significa|define-se|entende-se|principio|em outras palavras|ou seja)\b)",
+    "causa_provavel": r"\b(tende a explicar|pode vir de|podem vir de|resultado mais comum|leva a|levam a|provoca\w*|explica\w*|por isso|imobiliza\w*|derruba\w*|deixa[m]? (o|a)|acaba[m]? (por|em)|costuma causar|origem)\b",
+    "sintoma": r"\b(se ve|se nota|aparece\w*|surge\w*|plantas? (com|de)|folhas? \w+|torroes|manchas?|reboleiras?|raiz(es)? (torta|achatad\w*|curta)|amarel\w*|crosta|plantulas|emergir|ao arrancar|quando se abre)\b",
+    "intervencao": r"\b(vem antes|corrigir|reconstruir|cercar|recuperar|restabelec\w*|desbloque\w*|da inicio|destravar|romper|isolar|refazer|implantar|quando .{0,60} (e preciso|vale))\b",
+    "pratica": r"\b(rotina|safra apos safra|ano (inteiro|todo)|todo ano|todos os anos|manter|mantem|sempre|continu\w*|permanente\w*|ao longo|repetid\w*|a cada (safra|ciclo))\b",
+    "processo": r"\b(convert\w*|liberam?|transforma\w*|decompo\w*|ciclo|fluxo|movimento|entra pel\w*|redistribu\w*|mobiliza\w*|estende\w*|alimenta\w*|acumula\w*)\b",
+    "estrutura": r"\b(rede|redes|reservatorio|arquitetura|poros|porosidade|agregados|mata ciliar|terracos|faixas|sistema radicular|compoem|estoque|camada|habitat)\b",
+    "agroecossistema": r"\b(relevo|altitude\w*|bioma|predomina\w*|clima|chuvas? (concentrad\w*|de verao)|latossolos|argissolos|nitossolos|regiao|oeste|sul de|terra firme|semiarido|encostas|estiagem|temperatura\w*)\b",
+    "sistema_produtivo": r"\b(arranjo|rotacao|sucessao|combina\w*|consorci\w*|piquetes|rebanhos?|cafezais|plantas por hectare|sistema de producao|lavouras de|ordenha|safrinha|entressafra)\b",
+    "estagio_transicao": r"\b(transicao|consolidac\w*|primeiro ano|deixou de|ainda mant\w*|ja substitu\w*|patamar|estavel|convencional|regenerativ\w*|fase|pela primeira vez)\b",
+    "perfil_produtor": r"\b(produtores|pecuaristas|familias|extensionistas|consultores|gerente|assistencia|informacao chega|leem|procuram|querem|escala|porte|cooperativa|mao de obra|credito|quem pergunta)\b",
+}
+_CHUNK_CUES = {c: re.compile(rx) for c, rx in CHUNK_CUES.items()}
+
+
+def chunk_features(text: str) -> list[str]:
+    norm = normalize(text)
+    cues = [f"cue:{c}" for c, rx in _CHUNK_CUES.items() if rx.search(norm)]
+    counts = [f"cue2:{c}" for c, rx in _CHUNK_CUES.items() if len(rx.findall(norm)) >= 2]
+    return text_features(text, ngrams=NGRAMS) + cues + counts
+
+
+def train_chunk_classifier(rows: list[tuple[str, str, str]]) -> ChunkClassifier:
+    known = class_ids()
+    rows = [r for r in rows if r[1] in known]
+    classes = train_softmax(
+        [t for t, _, _ in rows], [c for _, c, _ in rows], featurizer=chunk_features, l2=L2, boost=BOOST
+    )
+    subclasses: dict[str, SoftmaxModel | str] = {}
+    for class_id in sorted({c for _, c, _ in rows}):
+        mine = [(t, s) for t, c, s in rows if c == class_id and s]
+        labels = Counter(s for _, s in mine)
+        if len(labels) >= 2:
+            subclasses[class_id] = train_softmax(
+                [t for t, _ in mine], [s for _, s in mine], featurizer=chunk_features, l2=L2
+            )
+        elif labels:
+            subclasses[class_id] = labels.most_common(1)[0][0]
+    return ChunkClassifier(classes, subclasses)
+
+
+@lru_cache(maxsize=1)
+def chunk_classifier() -> ChunkClassifier:
+    return train_chunk_classifier(training_chunks())
+
+
 def propose_class(text: str) -> ClassProposal:
-    norm = " ".join(fold((text or "").lower()).split())
-    scores: dict[str, float] = {}
-    for cls, cues in _COMPILED.items():
-        miss = 1.0
-        for rx, w in cues:
-            if rx.search(norm):
-                miss *= 1.0 - w
-        scores[cls] = 1.0 - miss
-    if mentions("sintomas", normalize(text)):
-        scores["sintoma"] = 1.0 - (1.0 - scores["sintoma"]) * 0.8
-    order = list(CLASS_CUES)
-    best = max(order, key=lambda c: (scores[c], -order.index(c)))
-    if scores[best] == 0:
-        best = "conceito"
-    subclass = ""
-    best_hits = 0
-    for sub, rx in SUBCLASS_CUES.get(best, {}).items():
-        hits = len(re.findall(rx, norm))
-        if hits > best_hits:
-            subclass, best_hits = sub, hits
-    return ClassProposal(best, subclass, round(scores[best], 2))
+    return chunk_classifier().propose(text)

@@ -119,6 +119,7 @@ class Corpus:
         self.position = {r.chunk_id: i for i, r in enumerate(self.records)}
         self.doc_terms = [_document_terms(r) for r in self.records]
         self.index = SparseBM25Index.build(self.doc_terms, **BM25_PARAMS) if self.records else None
+        self.tree = None  # the stored summary tree (summary_tree.SummaryTreeIndex) for raptor, when built
         self._postings: dict[str, dict[str, frozenset[int]]] = {}
         self.backlinks: dict[str, set[str]] = {}
         self.related: dict[str, list[int]] = {}  # relation key → positions (graph edges)

@@ -129,9 +129,63 @@ def _branch_node(path: str, depth: int = 2) -> str:
 def raptor(
     corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5
 ) -> StrategyRun:
-    """Taxonomy first: score the knowledge-tree branches (each summarized by all its
-    chunks' terms), pick the best branch, then rank that branch's chunks; the next
-    branch fills in when the best one has fewer than ``k`` matching chunks."""
+    """RAPTOR: walk the stored summary tree top-down when the corpus has one; otherwise
+    taxonomy-branch retrieval (below)."""
+    tree = getattr(corpus, "tree", None)
+    if tree is not None and tree.nodes:
+        return raptor_tree_walk(corpus, tree, query_terms, filters, intent=intent, k=k)
+    return branch_retrieval(corpus, query_terms, filters, intent=intent, k=k)
+
+
+def raptor_tree_walk(
+    corpus: Corpus, tree, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5
+) -> StrategyRun:
+    """Top-level summaries first, then the best node's children, then the chunks of the
+    best child (BM25 within the filters); the next child, then the next top node, fill up
+    to ``k``. Only nodes holding a candidate chunk are considered."""
+    cands = corpus.candidates(filters).tolist()
+    by_l2: dict[str, set[str]] = {}
+    for pos in cands:
+        record = corpus.records[pos]
+        if record.branch:
+            by_l2.setdefault(_branch_node(record.branch), set()).add(record.chunk_id)
+    allowed_l1 = {p.split("/")[0] for p in by_l2}
+    walk: list[dict] = []
+    hits: list[Hit] = []
+    for top, top_score in tree.ranked(query_terms, allowed_l1):
+        children = tree.ranked(query_terms, {p for p in by_l2 if p.split("/")[0] == top.path})
+        for child, child_score in children:
+            if len(hits) >= k:
+                break
+            found = corpus.search(
+                query_terms, filters, k - len(hits), predicate=lambda r, p=child.path: _branch_node(r.branch) == p
+            )
+            walk.append({"node": child.path, "parent": top.path, "score": round(child_score, 4), "chunks": len(found)})
+            hits.extend(found)
+        if len(hits) >= k:
+            break
+    tree_step = {
+        "name": "raptor_arvore",
+        "strategy": "raptor",
+        "intent": intent,
+        "filters": {kk: list(v) for kk, v in filters.items()},
+        "chunks": [],
+        "tree": {"version": tree.version, "walk": walk},
+        "chosen": [w["node"] for w in walk],
+    }
+    chunk_step = make_step(
+        "raptor_chunks", "raptor", intent, {**filters, "ramo_taxonomia_prefixo": tree_step["chosen"]}, hits
+    )
+    return StrategyRun([tree_step, chunk_step], hits)
+
+
+def branch_retrieval(
+    corpus: Corpus, query_terms: Sequence[str], filters: Mapping, *, intent: str = "", k: int = 5
+) -> StrategyRun:
+    """Taxonomy-branch retrieval, raptor's fallback while no summary tree matches the
+    corpus: branches of ``ramo_taxonomia`` (two levels) are scored as documents made of
+    all their candidate chunks' terms, the best branch's chunks come first, the next
+    branch fills in up to ``k``."""
     cands = corpus.candidates(filters).tolist()
     groups: dict[str, list[int]] = {}
     for pos in cands:

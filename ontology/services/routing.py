@@ -12,6 +12,7 @@ from common.exceptions import ApplicationError
 from ontology.models import OntologyRoute, Profile
 from ontology.routing.engine import RouteOutcome, route
 from ontology.selectors import indexed_corpus, profile_get, profile_skills, skill_catalog, skills_by_slug
+from ontology.services.policy import route_policy
 from ontology.services.profiles import profile_apply_situational
 
 logger = logging.getLogger(__name__)
@@ -30,6 +31,16 @@ class OntologyRouteResult:
     @property
     def context(self) -> str:
         return self.outcome.render_context()
+
+
+def evidence_shares(evidence: Sequence[dict]) -> dict[str, float]:
+    """Share of the delivered chunks each strategy brought (what feedback credits)."""
+    if not evidence:
+        return {}
+    counts: dict[str, int] = {}
+    for item in evidence:
+        counts[item["strategy"]] = counts.get(item["strategy"], 0) + 1
+    return {s: round(n / len(evidence), 4) for s, n in counts.items()}
 
 
 def ontology_route(
@@ -64,9 +75,15 @@ def ontology_route(
     else:
         active, source = [], "none"
     catalog = {slug: s.to_spec() for slug, s in skill_catalog().items()}
+    policy, weigh = route_policy(tenant, message)
     outcome = route(
-        message=message, skills=[s.to_spec() for s in active], corpus=indexed_corpus(), skill_catalog=catalog
+        message=message,
+        skills=[s.to_spec() for s in active],
+        corpus=indexed_corpus(),
+        skill_catalog=catalog,
+        policy=weigh,
     )
+    outcome.policy["version"] = policy.version if policy is not None else None
     if profile is not None and source == "profile" and (outcome.activated_skills or outcome.deactivated_skills):
         profile_apply_situational(
             profile=profile, activated=outcome.activated_skills, deactivated=outcome.deactivated_skills
@@ -81,7 +98,10 @@ def ontology_route(
             pattern=outcome.pattern,
             confidence=outcome.confidence,
             fallback=outcome.fallback,
+            runner_up=outcome.runner_up,
             distribution=outcome.distribution,
+            evidence_shares=evidence_shares(outcome.evidence),
+            policy_version=policy.version if policy is not None else None,
             strategy=outcome.strategy,
             filters=outcome.filters,
             skills=outcome.skills,

@@ -291,3 +291,25 @@ def test_a_context_the_server_finds_too_big_is_not_reported_as_unsent(chat, sett
     assert "Contexto grande demais" in error and "limite 1024" in error
     assert "O servidor recusou a mensagem" in error and "Nada foi enviado" not in error
     assert any(r.url.endswith("/messages") for r in page.api_requests)
+
+
+def test_thumbs_rate_an_answer_once_per_user_and_can_change_their_mind(chat):
+    from conversations.models import MessageFeedback
+
+    page = chat
+    page.click("#tab-components")
+    page.click("#row-equipment-827")
+    page.click("#field-validity")
+    turn = ask(page, "Explique isso.")
+    assert turn["status"] == 201 and turn["response"]["status"] == "answered", turn["response"]
+    message_id = turn["response"]["message_id"]
+    up = page.locator(".msg.agent .thumb-up").last
+    with page.expect_response(lambda r: r.url.endswith(f"/messages/{message_id}/feedback")) as first:
+        up.click()
+    assert first.value.status == 201
+    page.wait_for_function("document.querySelector('.msg.agent:last-child .thumb-up').getAttribute('aria-pressed') === 'true'")
+    with page.expect_response(lambda r: r.url.endswith("/feedback")) as second:
+        page.locator(".msg.agent .thumb-down").last.click()
+    assert second.value.status == 200
+    (feedback,) = MessageFeedback.objects.filter(message_id=message_id)
+    assert feedback.rating == "down"

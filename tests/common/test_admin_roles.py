@@ -48,6 +48,7 @@ DESIGN: dict[str, dict[str, set[str]]] = {
         "ontology.chunk": {V, A, C, D},
         "ontology.metadataschema": {V, A, C, D},
         "ontology.ontologyroute": {V, D},
+        "ontology.strategypolicy": {V, C, D},
     },
     "validators": {
         **KNOWLEDGE_FOR_ANY_STAFF,
@@ -98,6 +99,8 @@ NOBODY = {
     "explanations.result": {A, C},
     "explanations.explanation": {A, C, D},
     "ontology.ontologyroute": {A, C},
+    "ontology.strategypolicy": {A},  # one per tenant, created by the first rating or admin change
+    "conversations.messagefeedback": {A, C},  # users' ratings: read, never written here
     "mcp_server.mcpsession": {A, C},
     "actions.action": {A, C, D},
     "actions.actionaudit": {A, C, D},

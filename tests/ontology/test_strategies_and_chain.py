@@ -2,7 +2,7 @@
 
 import pytest
 
-from ontology.routing.corpus import CASE_EVIDENCE_TYPES, matches
+from ontology.routing.corpus import CASE_EVIDENCE_TYPES, ChunkRecord, Corpus, matches
 from ontology.routing.engine import route
 from ontology.routing.search import analyze
 from ontology.routing.strategies import casos_semelhantes, graphrag, hibrida, raptor
@@ -69,12 +69,25 @@ def test_graphrag_expands_over_shared_relations_and_wikilinks_within_the_filters
     assert all(via["shared"] or via["wikilink"] for via in expanded.values())
 
 
-def test_raptor_picks_a_taxonomy_branch_first_then_its_chunks(corpus):
-    filters = {"classe_ontologica": ["conceito", "processo", "estrutura"]}
-    run = raptor(corpus, analyze("o que é agricultura de processo"), filters)
+@pytest.mark.parametrize(
+    "query, best_branch",
+    [
+        ("o que é agricultura de processo", "conceitos/principios"),
+        ("como funciona a ciclagem de nutrientes", "processos_ecologicos/ciclo_nutrientes"),
+        ("indicadores de campo", "monitoramento/indicadores_campo"),
+    ],
+)
+def test_branch_retrieval_ranks_the_taxonomy_branch_that_fits_first(corpus, query, best_branch):
+    """'raptor' in the seed's matrix is taxonomy-branch retrieval here (see docs/ontology.md):
+    a reversed or shuffled branch ranking fails this."""
+    filters = {"classe_ontologica": ["conceito", "processo", "estrutura", "indicador"]}
+    run = raptor(corpus, analyze(query), filters)
     branch_step, chunk_step = run.steps
+    scores = [b["score"] for b in branch_step["branches"]]
+    assert scores == sorted(scores, reverse=True) and scores[0] > scores[-1]
+    assert branch_step["branches"][0]["ramo"] == best_branch
     chosen = branch_step["chosen"][0]
-    assert chosen == branch_step["branches"][0]["ramo"]
+    assert chosen == best_branch
     records = _records(corpus, run)
     assert records[0].branch.startswith(chosen)
     assert all(matches(r, filters) for r in records)
@@ -207,11 +220,11 @@ def test_situational_skill_is_activated_by_a_symptom_and_deactivated_by_resoluti
     assert off.deactivated_skills == ["compactacao_persistente"]
 
 
-def test_cases_complement_the_chain_when_they_weigh_enough(corpus, seed_skills, skill_specs):
+def test_cases_bring_their_share_of_the_evidence_after_the_chain(corpus, seed_skills, skill_specs):
     outcome = route(message=SEED_MESSAGE, skills=seed_skills, corpus=corpus, skill_catalog=skill_specs)
-    last = outcome.steps[-1]
-    assert last["name"] == "casos_semelhantes" and last["role"] == "complement"
-    assert last["chunks"][0]["chunk_id"] == "cas_nodulacao_go_2024"
+    cases = next(s for s in outcome.steps if s["name"] == "casos_semelhantes")
+    assert cases["role"] == "share" and cases["slots"] == 5
+    assert cases["chunks"][0]["chunk_id"] == "cas_nodulacao_go_2024"
 
 
 def test_the_route_is_deterministic(corpus, seed_skills, skill_specs):
@@ -247,3 +260,60 @@ def test_filters_select_the_candidates_before_ranking_not_after(corpus):
     by_hand = sorted(zip(cands.tolist(), full.tolist()), key=lambda ps: (-ps[1], ps[0]))[:3]
     assert [h.record.chunk_id for h in hits] == [corpus.records[p].chunk_id for p, _ in by_hand]
     assert [round(h.score, 6) for h in hits] == [round(s, 6) for _, s in by_hand]
+
+
+# --- RAPTOR: the summary tree and its top-down walk ---------------------------------------------
+
+
+@pytest.fixture
+def tree_corpus(sample_rows):
+    from ontology.routing.summary_tree import SummaryTreeIndex, build_tree
+
+    corpus = Corpus(ChunkRecord.from_seed(r) for r in sample_rows)
+    corpus.tree = SummaryTreeIndex(version=1, nodes=build_tree(corpus.records))
+    return corpus
+
+
+def test_the_tree_has_summaries_of_branches_and_of_their_summaries(tree_corpus):
+    nodes = {n.path: n for n in tree_corpus.tree.nodes}
+    top, leaf = nodes["monitoramento"], nodes["monitoramento/indicadores_campo"]
+    assert top.level == 1 and leaf.level == 2 and leaf.parent == "monitoramento"
+    assert set(leaf.chunk_ids) <= set(top.chunk_ids)
+    # extractive: every summary sentence comes from its chunks (level 2) or its children's summaries (level 1)
+    leaf_texts = " ".join(tree_corpus.get(c).text for c in leaf.chunk_ids)
+    assert leaf.text and all(sentence in leaf_texts for sentence in leaf.text.split(". ")[:1])
+    children = " ".join(n.text for n in tree_corpus.tree.nodes if n.parent == "monitoramento")
+    assert top.text.split(". ")[0] in children
+
+
+@pytest.mark.parametrize(
+    "query, top, child",
+    [
+        ("indicadores de campo para acompanhar o solo", "monitoramento", "monitoramento/indicadores_campo"),
+        ("o que é agricultura de processo", "conceitos", "conceitos/principios"),
+    ],
+)
+def test_raptor_walks_the_tree_top_down(tree_corpus, query, top, child):
+    filters = {"classe_ontologica": ["conceito", "processo", "estrutura", "indicador"]}
+    run = raptor(tree_corpus, analyze(query), filters)
+    tree_step, chunk_step = run.steps
+    assert tree_step["name"] == "raptor_arvore"
+    walk = tree_step["tree"]["walk"]
+    assert walk[0]["parent"] == top and walk[0]["node"] == child
+    records = _records(tree_corpus, run)
+    assert records[0].branch.startswith(child)
+    assert all(matches(r, filters) for r in records)
+
+
+def test_a_reversed_tree_ranking_is_caught(tree_corpus, monkeypatch):
+    """The walk follows the summaries' ranking: reverse it and the wrong branch comes first."""
+    from ontology.routing.summary_tree import SummaryTreeIndex
+
+    original = SummaryTreeIndex.ranked
+    monkeypatch.setattr(SummaryTreeIndex, "ranked", lambda self, q, allowed: list(reversed(original(self, q, allowed))))
+    run = raptor(
+        tree_corpus,
+        analyze("indicadores de campo para acompanhar o solo"),
+        {"classe_ontologica": ["indicador", "processo"]},
+    )
+    assert run.steps[0]["tree"]["walk"][0]["node"] != "monitoramento/indicadores_campo"

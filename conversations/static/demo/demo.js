@@ -314,6 +314,8 @@ function renderReply(reply, question) {
     }
     item.appendChild(line);
   }
+  const messageId = reply.message_id ?? reply.messageId;
+  if (status === "answered" && messageId && agent.sessionId) addThumbs(item, agent.sessionId, messageId);
   const action = reply.action;
   if (action && action.status === "needs_confirmation" && action.preview) {
     const line = document.createElement("span");
@@ -331,6 +333,38 @@ function renderReply(reply, question) {
     item.appendChild(line);
   }
   scrollLogToEnd();
+}
+
+// Thumbs up/down on an answer: POST .../messages/{id}/feedback. Rating again replaces the
+// rating (the server keeps one per reply and user), so both buttons stay usable.
+function addThumbs(item, sessionId, messageId) {
+  const line = document.createElement("span");
+  line.className = "feedback";
+  const url = `${config.endpoint}/sessions/${sessionId}/messages/${messageId}/feedback`;
+  for (const [rating, label, title] of [["up", "👍", "Resposta útil"], ["down", "👎", "Resposta não ajudou"]]) {
+    const button = document.createElement("button");
+    button.type = "button";
+    button.className = `thumb thumb-${rating}`;
+    button.textContent = label;
+    button.title = title;
+    button.setAttribute("aria-pressed", "false");
+    button.addEventListener("click", async () => {
+      const response = await window.fetch(url, {
+        method: "POST",
+        credentials: "same-origin",
+        headers: { "Content-Type": "application/json", Accept: "application/json", "X-CSRFToken": config.csrfToken },
+        body: JSON.stringify({ rating }),
+      });
+      if (!response.ok) {
+        showError("Não foi possível registrar a avaliação.");
+        return;
+      }
+      for (const other of line.querySelectorAll("button")) other.setAttribute("aria-pressed", "false");
+      button.setAttribute("aria-pressed", "true");
+    });
+    line.appendChild(button);
+  }
+  item.appendChild(line);
 }
 
 async function confirmAction(action, button) {

@@ -13,6 +13,7 @@ from tqdm import tqdm
 
 from common.exceptions import ApplicationError
 from ontology.services import chunk_ingest
+from ontology.tasks import summary_tree_build_task
 
 
 class Command(BaseCommand):
@@ -73,6 +74,9 @@ class Command(BaseCommand):
             summary["indexed"] += result.state == "indexed"
             summary["awaiting_curator"] += result.awaiting_curator
         bar.close()
+        if summary["indexed"]:
+            # RAPTOR's summary tree follows the indexed chunks (a no-op when they did not change)
+            summary_tree_build_task.delay()
         for error in errors:
             self.stderr.write(error)
         self.stdout.write(

@@ -1,0 +1,39 @@
+"""Print the held-out figures of the pattern and chunk-class models (aggregates only).
+
+python ontology/tools/evaluate.py dev    # grouped 5-fold CV on the dev split (tune here)
+python ontology/tools/evaluate.py test   # trained on bundled + dev, evaluated on test (report only)
+"""
+
+import json
+import os
+import sys
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+os.environ.setdefault("DJANGO_SETTINGS_MODULE", "config.settings")
+
+from ontology.routing import evaluation  # noqa: E402
+
+
+def main(split: str) -> None:
+    if split == "dev":
+        out = {
+            "patterns_cv": evaluation.patterns_dev_cv().as_dict(),
+            "chunks_cv": evaluation.chunks_dev_cv().as_dict(),
+            "chunks_cv_without_first_4_words": evaluation.chunks_dev_cv(skip_words=4).as_dict()["accuracy"],
+            "bundled_chunks_by_dev_model": evaluation.bundled_chunks_trained_on_dev_only().as_dict()["accuracy"],
+            "bundled_chunks_by_dev_model_without_first_4_words": evaluation.bundled_chunks_trained_on_dev_only(
+                skip_words=4
+            ).as_dict()["accuracy"],
+        }
+    else:
+        out = {
+            "patterns_test": evaluation.patterns_test().as_dict(),
+            "chunks_test": evaluation.chunks_test().as_dict(),
+            "chunks_test_without_first_4_words": evaluation.chunks_test(skip_words=4).as_dict()["accuracy"],
+        }
+    print(json.dumps(out, indent=1, ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1] if len(sys.argv) > 1 else "dev")
