@@ -1,21 +1,14 @@
 """Admin: the capability registry (editable, importable), actions (read-only, operators retry
 failed webhook executions) and the audit trail (read-only for everyone, auditors included)."""
 
-from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
-from django.shortcuts import redirect
-from django.template.response import TemplateResponse
 from django.urls import path
 
 from actions.exceptions import ActionNotRetryableError, CapabilityFileError
 from actions.models import Action, ActionAudit, ActionStatus, Capability
 from actions.registry import capability_registry_import
 from actions.services import action_retry
-
-
-class CapabilityImportForm(forms.Form):
-    file = forms.FileField(help_text="YAML or JSON: a list of capabilities (see actions/demo/capabilities.yaml).")
+from common.registry_import import registry_import_view
 
 
 @admin.register(Capability)
@@ -32,31 +25,16 @@ class CapabilityAdmin(admin.ModelAdmin):
         ] + super().get_urls()
 
     def import_view(self, request):
-        if not self.has_add_permission(request) or not self.has_change_permission(request):
-            raise PermissionDenied
-        form = CapabilityImportForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            try:
-                counts = capability_registry_import(
-                    acting_user=request.user, text=form.cleaned_data["file"].read().decode("utf-8")
-                )
-            except (CapabilityFileError, UnicodeDecodeError) as exc:
-                self.message_user(request, f"Import failed: {exc}", level=messages.ERROR)
-            else:
-                self.message_user(
-                    request,
-                    f"Imported: {counts['created']} created, {counts['updated']} updated, "
-                    f"{counts['unchanged']} unchanged.",
-                    level=messages.SUCCESS,
-                )
-                return redirect("admin:actions_capability_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "form": form,
-            "opts": self.model._meta,
-            "title": "Import capabilities",
-        }
-        return TemplateResponse(request, "admin/actions/capability/import.html", context)
+        return registry_import_view(
+            self,
+            request,
+            importer=capability_registry_import,
+            file_error=CapabilityFileError,
+            help_text="YAML or JSON: a list of capabilities (see actions/demo/capabilities.yaml).",
+            title="Import capabilities",
+            template="admin/actions/capability/import.html",
+            changelist="admin:actions_capability_changelist",
+        )
 
 
 @admin.register(Action)

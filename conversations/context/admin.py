@@ -1,14 +1,12 @@
 """Admin for the semantic registry, accessible entities and (read-only) snapshots."""
 
-from django import forms
-from django.contrib import admin, messages
+from django.contrib import admin
+from django.urls import path
+
+from common.registry_import import registry_import_view
 
 from .models import AccessibleEntity, ContextSnapshot, SemanticElement
 from .services import SemanticRegistryFileError, semantic_registry_import
-
-
-class RegistryImportForm(forms.Form):
-    file = forms.FileField(help_text="YAML or JSON: a list of {id, label, type, parent, description, packages}.")
 
 
 @admin.register(SemanticElement)
@@ -20,42 +18,21 @@ class SemanticElementAdmin(admin.ModelAdmin):
     change_list_template = "admin/conversations/semanticelement/change_list.html"
 
     def get_urls(self):
-        from django.urls import path
-
         return [
             path("import/", self.admin_site.admin_view(self.import_view), name="conversations_semanticelement_import")
         ] + super().get_urls()
 
     def import_view(self, request):
-        from django.shortcuts import redirect
-        from django.template.response import TemplateResponse
-
-        if not self.has_add_permission(request) or not self.has_change_permission(request):
-            from django.core.exceptions import PermissionDenied
-
-            raise PermissionDenied
-        form = RegistryImportForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            raw = form.cleaned_data["file"].read()
-            try:
-                counts = semantic_registry_import(acting_user=request.user, text=raw.decode("utf-8"))
-            except (SemanticRegistryFileError, UnicodeDecodeError) as exc:
-                self.message_user(request, f"Import failed: {exc}", level=messages.ERROR)
-            else:
-                self.message_user(
-                    request,
-                    f"Imported: {counts['created']} created, {counts['updated']} updated, "
-                    f"{counts['unchanged']} unchanged.",
-                    level=messages.SUCCESS,
-                )
-                return redirect("admin:conversations_semanticelement_changelist")
-        context = {
-            **self.admin_site.each_context(request),
-            "form": form,
-            "opts": self.model._meta,
-            "title": "Import semantic ids",
-        }
-        return TemplateResponse(request, "admin/conversations/semanticelement/import.html", context)
+        return registry_import_view(
+            self,
+            request,
+            importer=semantic_registry_import,
+            file_error=SemanticRegistryFileError,
+            help_text="YAML or JSON: a list of {id, label, type, parent, description, packages}.",
+            title="Import semantic ids",
+            template="admin/conversations/semanticelement/import.html",
+            changelist="admin:conversations_semanticelement_changelist",
+        )
 
 
 @admin.register(AccessibleEntity)

@@ -1,27 +1,8 @@
-from pathlib import Path
-
-from django.core.management.base import BaseCommand, CommandError
-
+from common.registry_import import RegistryImportCommand
 from conversations.context.services import SemanticRegistryFileError, semantic_registry_import
 
 
-class Command(BaseCommand):
+class Command(RegistryImportCommand):
     help = "Create or update semantic UI ids from a YAML or JSON file (all or nothing)."
-
-    def add_arguments(self, parser):
-        parser.add_argument("path", type=Path)
-
-    def handle(self, *args, path: Path, **options):
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise CommandError(f"Cannot read {path}: {exc.strerror}") from None
-        try:
-            counts = semantic_registry_import(acting_user=None, text=text)
-        except SemanticRegistryFileError as exc:
-            raise CommandError(str(exc)) from None
-        self.stdout.write(
-            self.style.SUCCESS(
-                f"{counts['created']} created, {counts['updated']} updated, {counts['unchanged']} unchanged."
-            )
-        )
+    importer = semantic_registry_import
+    file_error = SemanticRegistryFileError
