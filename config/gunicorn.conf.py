@@ -25,3 +25,11 @@ limit_request_line = 8190
 limit_request_fields = 100
 accesslog = None
 errorlog = "-"
+
+
+def post_worker_init(worker):
+    """Train the ontology's classifiers before the worker takes requests: they are fitted once per
+    process from files in the repo (2–5 s), and the first ontology route must not wait on that."""
+    from ontology.routing.warmup import warm_ontology_models
+
+    warm_ontology_models()
