@@ -271,7 +271,8 @@ def test_unparseable_json_reply_hands_off_as_invalid_reply(api_client, chat_sess
     ],
     ids=["timeout", "500", "malformed", "empty-choices"],
 )
-def test_provider_failure_hands_off_and_saves_the_turn(api_client, chat_session, scripted_llm, script, reason):
+def test_provider_failure_hands_off_and_saves_the_turn(api_client, chat_session, scripted_llm, script, reason, settings):
+    settings.LLM_TIMEOUT = 0.5  # the scripted delay (1.5 s) must exceed it
     script(scripted_llm)
 
     response = send(api_client, chat_session, "Qual o prazo?")
