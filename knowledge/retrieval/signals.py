@@ -6,6 +6,12 @@ they already cover every content term) or keywords and BM25+ over the whole
 catalog, then fetch feedback, then wiki-link neighbours of the strong hits, and
 fuses the rankings (``fusion.weighted_rrf``). Every signal writes its reason
 into ``why``, which is what the API and the admin's retrieval test show.
+
+A reason is a plain tuple ``(signal, rank, detail)`` (``part`` appended when a
+message has several parts). ``detail`` is the text, or ``(format, *args)``
+when building the text costs something (numbers, matched terms): it is
+formatted by ``note_as_dict`` only for the entries that are shown, so a
+route does not format reasons for the ~50 entries nobody reads.
 """
 
 from __future__ import annotations
@@ -43,6 +49,19 @@ class Slot:
         return self.term_weights.get(term, self.weight) if self.term_weights else self.weight
 
 
+# (signal, rank, detail[, part]); detail: str, or (format function, *args) formatted when shown.
+Note = tuple
+
+
+def note_as_dict(note: Note) -> dict[str, Any]:
+    """A reason as the API and the admin show it: {"signal", "rank", "detail"[, "part"]}."""
+    detail = note[2]
+    out = {"signal": note[0], "rank": note[1], "detail": detail if detail.__class__ is str else detail[0](*detail[1:])}
+    if len(note) > 3:
+        out["part"] = note[3]
+    return out
+
+
 @dataclass
 class PartOutcome:
     text: str
@@ -50,7 +69,7 @@ class PartOutcome:
     cascade: bool
     fused: dict[int, float]
     eligible: set[int]
-    why: dict[int, list[dict[str, Any]]]
+    why: dict[int, list[Note]]
     bm25_ms: float
     base_ranking: list[str] = field(default_factory=list)
     features: dict[int, np.ndarray] = field(default_factory=dict)
@@ -67,11 +86,16 @@ class _Signals:
     """The rankings of one part as they are collected, with their reasons and the full-body candidates."""
 
     rankings: dict[str, list[int]] = field(default_factory=dict)
-    why: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    why: dict[int, list[Note]] = field(default_factory=dict)
     eligible: set[int] = field(default_factory=set)
 
-    def note(self, i: int, signal: str, rank: int, detail: str) -> None:
-        self.why.setdefault(i, []).append({"signal": signal, "rank": rank, "detail": detail})
+    def note(self, i: int, signal: str, rank: int, detail: str | tuple) -> None:
+        """A reason for entry ``i``; ``detail`` is text or ``(format, *args)`` (see ``note_as_dict``)."""
+        notes = self.why.get(i)
+        if notes is None:
+            self.why[i] = [(signal, rank, detail)]
+        else:
+            notes.append((signal, rank, detail))
 
 
 # ------------------------------------------------------------ the question's terms
@@ -194,8 +218,12 @@ def semantic_hits(
 
 def keyword_hits(
     index: RouterIndex, slots: Sequence[Slot], limit: int | None = None
-) -> list[tuple[int, float, list[str]]]:
-    """Entries with a curated keyword whose every term is in the question, best first."""
+) -> tuple[list[tuple[int, float]], frozenset[int]]:
+    """Entries with a curated keyword whose every term is in the question, best first, and the matched keyword ids.
+
+    Which of an entry's keywords matched (for ``why``) is ``matched_keywords``:
+    only worked out for the entries that are shown.
+    """
     present: set[str] = set()
     for s in slots:
         present.update(s.terms)
@@ -206,7 +234,7 @@ def keyword_hits(
         if all(t in present for t in terms)
     ]
     if not matched:
-        return []
+        return [], frozenset()
     limit = limit or index.config.bm25_top_k
     carriers = [index.keyword_entries[terms] for terms in matched]
     weights = [sum(index.bm25.idf(t) for t in terms) for terms in matched]
@@ -227,12 +255,24 @@ def keyword_hits(
         order = np.lexsort((hits, -scores))[:limit]
         ranked_hits, ranked_scores = hits[order].tolist(), scores[order].tolist()
     keyword_ids = index.keyword_ids
-    matched_set = {keyword_ids[terms] for terms in matched}
-    entry_keywords = index.entry_keywords
-    return [
-        (i, score, [kw for kw_id, kw in entry_keywords[i] if kw_id in matched_set])
-        for i, score in zip(ranked_hits, ranked_scores)
-    ]
+    return list(zip(ranked_hits, ranked_scores)), frozenset(keyword_ids[terms] for terms in matched)
+
+
+def matched_keywords(entry_keywords: Sequence[tuple[int, str]], matched: frozenset[int]) -> list[str]:
+    """An entry's keywords (as written) among the matched ones (``RouterIndex.entry_keywords[i]``)."""
+    return [kw for kw_id, kw in entry_keywords if kw_id in matched]
+
+
+def _keyword_detail(entry_keywords, matched: frozenset[int], cov: float, strong: bool) -> str:
+    return ", ".join(matched_keywords(entry_keywords, matched)) + (
+        "" if strong else f" (coverage {cov:.2f}: listed only)"
+    )
+
+
+def _bm25_detail(score: float, cov: float, matched: list[str], strong: bool) -> str:
+    return f"score {score:.2f}, coverage {cov:.2f} ({' '.join(matched)})" + (
+        "" if strong else ", below the full threshold"
+    )
 
 
 # ------------------------------------------------------------------- signals
@@ -281,31 +321,33 @@ def _cascade_signal(index: RouterIndex, signals: _Signals, content: list[Slot], 
 
 def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
     """Keywords, then BM25+ over the whole catalog; one coverage pass serves both."""
-    kw_hits = keyword_hits(index, content)
+    kw_hits, kw_matched = keyword_hits(index, content)
     hits = index.bm25.top_k(query, index.config.bm25_top_k) if query else []
     if not kw_hits and not hits:
         return
-    docs = np.asarray([i for i, _, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
+    docs = np.asarray([i for i, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
     # Coverage is per document: computing it once over both lists gives each the same values.
     covered, matched = coverage(index, content, docs)
     n_kw = len(kw_hits)
     if kw_hits:
-        _keyword_signal(index, signals, kw_hits, covered[:n_kw].tolist())
+        _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw].tolist())
     if hits:
         _bm25_signal(index, signals, hits, covered[n_kw:].tolist(), matched[n_kw:], query)
 
 
-def _keyword_signal(index: RouterIndex, signals: _Signals, hits, kw_coverage: list[float]) -> None:
+def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_coverage: list[float]) -> None:
     # A keyword alone is not an answer: the entry must also hold enough of the
     # question ("delivery time for a pizza").
     ranking = signals.rankings.setdefault("keyword", [])
     full_coverage = index.config.full_coverage
-    for r, ((i, _score, kws), cov) in enumerate(zip(hits, kw_coverage), 1):
+    entry_keywords = index.entry_keywords
+    note, eligible = signals.note, signals.eligible
+    for r, ((i, _score), cov) in enumerate(zip(hits, kw_coverage), 1):
         ranking.append(i)
         strong = cov >= full_coverage
-        signals.note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
+        note(i, "keyword", r, (_keyword_detail, entry_keywords[i], matched, cov, strong))
         if strong:
-            signals.eligible.add(i)
+            eligible.add(i)
 
 
 def _bm25_signal(index: RouterIndex, signals: _Signals, hits, covered: list[float], matched, query) -> None:
@@ -319,13 +361,7 @@ def _bm25_signal(index: RouterIndex, signals: _Signals, hits, covered: list[floa
         ranked.append(i)
         rel = (score - floor) / best if best > 0 else 0.0
         strong = covered[j] >= cfg.full_coverage and rel >= cfg.full_relative_score
-        signals.note(
-            i,
-            "bm25",
-            len(ranked),
-            f"score {score:.2f}, coverage {covered[j]:.2f} ({' '.join(matched[j])})"
-            + ("" if strong else ", below the full threshold"),
-        )
+        signals.note(i, "bm25", len(ranked), (_bm25_detail, score, covered[j], matched[j], strong))
         if strong:
             signals.eligible.add(i)
     if ranked:
