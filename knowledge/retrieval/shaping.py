@@ -70,6 +70,7 @@ class Delivered:
 # Plain data (no reference to the index), so a result pickles as it is.
 Row = tuple
 
+
 def _delivered(row: Row) -> Delivered:
     head, shape, score, notes, body, tokens = row
     return Delivered(*head, shape, score, [note_as_dict(n) for n in notes], body, tokens)

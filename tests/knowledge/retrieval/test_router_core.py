@@ -58,9 +58,11 @@ def test_a_result_pickles_as_plain_rows_without_the_listed_bodies():
     assert body.encode() not in blob and b"RouterIndex" not in blob
     again = pickle.loads(blob)
     assert again.as_dict() == result.as_dict()
-    assert again.listed_ids == result.listed_ids == [d.id for d in result.listed] + [
-        r.id for r in result.rules if r.shape != "full"
-    ]
+    assert (
+        again.listed_ids
+        == result.listed_ids
+        == [d.id for d in result.listed] + [r.id for r in result.rules if r.shape != "full"]
+    )
 
 
 def test_reasons_are_formatted_when_shown_and_tagged_with_their_part():
