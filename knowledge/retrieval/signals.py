@@ -216,6 +216,39 @@ def semantic_hits(
     return exact, parent_hits, page_hits
 
 
+@dataclass(frozen=True, slots=True)
+class _Keyword:
+    """One analyzed keyword as the hot path reads it (worked out once per index, on first use)."""
+
+    id: int
+    others: tuple[str, ...]  # its terms besides the rarest one (the one it is reached from)
+    weight: float  # Σ idf of its terms
+    carriers: np.ndarray  # entries carrying it (int64, sorted)
+    carrier_list: list[int]  # the same as Python ints (summed in plain Python when few)
+
+
+def _keywords_reached_from(index: RouterIndex, term: str) -> tuple[_Keyword, ...]:
+    """The keywords whose rarest term is ``term`` (``RouterIndex.keywords_by_rarest``), cached per term."""
+    cache = index.__dict__.get("_keywords_by_term")
+    if cache is None:
+        cache = index.__dict__.setdefault("_keywords_by_term", {})
+    found = cache.get(term)
+    if found is None:
+        idf, keyword_ids, keyword_entries = index.bm25.idf, index.keyword_ids, index.keyword_entries
+        found = tuple(
+            _Keyword(
+                keyword_ids[terms],
+                tuple(t for t in terms if t != term),
+                sum(idf(t) for t in terms),
+                keyword_entries[terms],
+                keyword_entries[terms].tolist(),
+            )
+            for terms in index.keywords_by_rarest.get(term, ())
+        )
+        cache[term] = found  # query terms are index terms (slots keep known terms only): bounded by the vocabulary
+    return found
+
+
 def keyword_hits(
     index: RouterIndex, slots: Sequence[Slot], limit: int | None = None
 ) -> tuple[list[tuple[int, float]], frozenset[int]]:
@@ -228,34 +261,32 @@ def keyword_hits(
     for s in slots:
         present.update(s.terms)
     matched = [
-        terms
+        kw
         for term in present
-        for terms in index.keywords_by_rarest.get(term, ())
-        if all(t in present for t in terms)
+        for kw in _keywords_reached_from(index, term)
+        if not kw.others or all(t in present for t in kw.others)
     ]
     if not matched:
         return [], frozenset()
     limit = limit or index.config.bm25_top_k
-    carriers = [index.keyword_entries[terms] for terms in matched]
-    weights = [sum(index.bm25.idf(t) for t in terms) for terms in matched]
     # Best first, ties by position: deterministic, whichever path sums the scores.
-    if sum(c.size for c in carriers) <= _SMALL_KEYWORD_HITS:
+    if sum(kw.carriers.size for kw in matched) <= _SMALL_KEYWORD_HITS:
         # Few carriers: plain Python beats a dozen numpy calls (same sums, added in the same order).
         summed: dict[int, float] = {}
-        for docs_of, w in zip(carriers, weights):
-            for i in docs_of.tolist():
-                summed[i] = summed.get(i, 0.0) + w
+        get = summed.get
+        for kw in matched:
+            w = kw.weight
+            for i in kw.carrier_list:
+                summed[i] = get(i, 0.0) + w
         best = sorted(summed.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        ranked_hits = [i for i, _ in best]
-        ranked_scores = [v for _, v in best]
     else:
+        carriers = [kw.carriers for kw in matched]
         docs = np.concatenate(carriers)
         hits, inverse = np.unique(docs, return_inverse=True)
-        scores = np.bincount(inverse, weights=np.repeat(weights, [c.size for c in carriers]))
+        scores = np.bincount(inverse, weights=np.repeat([kw.weight for kw in matched], [c.size for c in carriers]))
         order = np.lexsort((hits, -scores))[:limit]
-        ranked_hits, ranked_scores = hits[order].tolist(), scores[order].tolist()
-    keyword_ids = index.keyword_ids
-    return list(zip(ranked_hits, ranked_scores)), frozenset(keyword_ids[terms] for terms in matched)
+        best = list(zip(hits[order].tolist(), scores[order].tolist()))
+    return best, frozenset(kw.id for kw in matched)
 
 
 def matched_keywords(entry_keywords: Sequence[tuple[int, str]], matched: frozenset[int]) -> list[str]:
