@@ -190,9 +190,11 @@ class _Budget:
 def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[int, list[Note]]]:
     """Each entry's best fused score over the parts, and its reasons (tagged with the part when several)."""
     if len(outcomes) == 1:
-        # One part: its reasons as they are (nothing mutates them after shaping).
+        # One part: its scores and reasons as they are (nothing mutates them after shaping).
         o = outcomes[0]
-        return {i: (s if s > 0.0 else 0.0) for i, s in o.fused.items()}, o.why
+        if not o.fused or min(o.fused.values()) > 0.0:
+            return o.fused, o.why
+        return {i: max(0.0, s) for i, s in o.fused.items()}, o.why
     best_score: dict[int, float] = {}
     why: dict[int, list[Note]] = {}
     for p, o in enumerate(outcomes):
@@ -264,11 +266,11 @@ def _strict_rules(index: RouterIndex) -> frozenset[int]:
 _BUDGET_NOTE = ("budget", 0, "over the token budget: listed")
 
 
-def _heads(index: RouterIndex) -> dict[int, tuple]:
-    """Per entry (filled as entries get delivered): (id, title, summary, kind, strict, revision)."""
-    heads = getattr(index, "_delivery_heads", None)
-    if heads is None:
-        heads = index._delivery_heads = {}
+def _heads(index: RouterIndex) -> list[tuple | None]:
+    """Per entry position (filled as entries get delivered): (id, title, summary, kind, strict, revision)."""
+    heads = index.__dict__.get("_delivery_heads")
+    if heads is None or len(heads) != len(index.entries):
+        heads = index._delivery_heads = [None] * len(index.entries)
     return heads
 
 
@@ -287,13 +289,13 @@ def shape(
     no_notes: list[Note] = []
 
     def head(i: int) -> tuple:
-        h = heads.get(i)
-        if h is None:
-            e = entries[i]
-            h = heads[i] = (e.package_id, e.title, e.summary, e.kind, bool(e.strict), e.revision)
+        e = entries[i]
+        h = heads[i] = (e.package_id, e.title, e.summary, e.kind, bool(e.strict), e.revision)
         return h
 
-    relevant = sorted(best_score, key=lambda i: (-best_score[i], i))
+    # Best score first, ties by position: sorting the positions, then stably by score (descending),
+    # orders as the key (-score, position) without building a tuple per entry.
+    relevant = sorted(sorted(best_score), key=best_score.__getitem__, reverse=True)
     full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max)
 
     full: list[Row] = []
@@ -301,7 +303,7 @@ def shape(
     procedures: list[Row] = []
     rules: list[Row] = []
     for i in sorted(full_set, key=lambda i: (-best_score.get(i, 0.0), i)):
-        h = head(i)
+        h = heads[i] or head(i)
         body = entries[i].body
         row = (h, "full", best_score.get(i, 0.0), why.get(i, no_notes), body, index.body_tokens(i) if body else 0)
         (rules if h[3] == KIND_RULE else full).append(row)
@@ -309,7 +311,7 @@ def shape(
     for i in relevant:
         if i in in_full:
             continue
-        h = head(i)
+        h = heads[i] or head(i)
         kind = h[3]
         if kind == KIND_PROCEDURE:
             procedures.append((h, "name", best_score[i], why.get(i, no_notes), None, 0))

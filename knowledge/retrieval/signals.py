@@ -129,8 +129,24 @@ def _term_slot(index: RouterIndex, term: str) -> Slot:
     return Slot([], 0.0, index.config.unknown_term_weight * bm25.max_idf, term)
 
 
+# Distinct query terms whose slot an index remembers (unknown words and typos included: bounded).
+_SLOT_CACHE_MAX = 50_000
+
+
 def query_slots(index: RouterIndex, text: str) -> list[Slot]:
-    return [_term_slot(index, term) for term in dict.fromkeys(analyze(text))]
+    """One slot per distinct term of the text; a term's slot is worked out once per index (slots are not mutated)."""
+    cache = index.__dict__.get("_slots_by_term")
+    if cache is None:
+        cache = index.__dict__.setdefault("_slots_by_term", {})
+    slots = []
+    for term in dict.fromkeys(analyze(text)):
+        slot = cache.get(term)
+        if slot is None:
+            slot = _term_slot(index, term)
+            if len(cache) < _SLOT_CACHE_MAX:
+                cache[term] = slot
+        slots.append(slot)
+    return slots
 
 
 def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
@@ -141,14 +157,41 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
     return weights
 
 
-def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
+class MatchedTerms:
+    """Which of the question's terms each document of a coverage pass holds; ``matched[j]`` lists them.
+
+    Kept as one boolean row per slot and listed only for the reasons that are shown.
+    Plain data (labels and a small boolean matrix): a reason holding it pickles as it is.
+    """
+
+    __slots__ = ("labels", "hits")
+
+    def __init__(self, labels: tuple[str, ...], hits: np.ndarray):
+        self.labels = labels
+        self.hits = hits  # bool, slots × documents
+
+    def __getitem__(self, j: int) -> list[str]:
+        return [label for label, hit in zip(self.labels, self.hits[:, j].tolist()) if hit]
+
+    def __len__(self) -> int:
+        return self.hits.shape[1]
+
+    def __getstate__(self):
+        return self.labels, self.hits
+
+    def __setstate__(self, state) -> None:
+        self.labels, self.hits = state
+
+
+def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, MatchedTerms]:
     """Share of the question's IDF each doc holds, and the terms it holds."""
     total = sum(s.denom for s in slots) or 1.0
     n = len(docs)
     covered = np.zeros(n)
-    matched: list[list[str]] = [[] for _ in range(n)]
+    labels: list[str] = []
+    rows: list[np.ndarray] = []
     if n == 0:
-        return covered, matched
+        return covered, MatchedTerms((), np.zeros((0, 0), dtype=bool))
     docs = np.asarray(docs, dtype=np.int64)
     bm25 = index.bm25
     for slot in slots:
@@ -161,10 +204,11 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
                 best = hit if best is None else np.maximum(best, hit)
         if best is None:
             continue
-        for j in np.flatnonzero(best).tolist():
-            matched[j].append(slot.label)
+        labels.append(slot.label)
+        rows.append(best > 0)
         covered += np.minimum(best, slot.denom)
-    return covered / total, matched
+    hits = np.vstack(rows) if rows else np.zeros((0, n), dtype=bool)
+    return covered / total, MatchedTerms(tuple(labels), hits)
 
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
@@ -300,8 +344,8 @@ def _keyword_detail(entry_keywords, matched: frozenset[int], cov: float, strong:
     )
 
 
-def _bm25_detail(score: float, cov: float, matched: list[str], strong: bool) -> str:
-    return f"score {score:.2f}, coverage {cov:.2f} ({' '.join(matched)})" + (
+def _bm25_detail(score: float, cov: float, matched: MatchedTerms, j: int, strong: bool) -> str:
+    return f"score {score:.2f}, coverage {cov:.2f} ({' '.join(matched[j])})" + (
         "" if strong else ", below the full threshold"
     )
 
@@ -360,10 +404,11 @@ def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], 
     # Coverage is per document: computing it once over both lists gives each the same values.
     covered, matched = coverage(index, content, docs)
     n_kw = len(kw_hits)
+    covered = covered.tolist()
     if kw_hits:
-        _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw].tolist())
+        _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw])
     if hits:
-        _bm25_signal(index, signals, hits, covered[n_kw:].tolist(), matched[n_kw:], query)
+        _bm25_signal(index, signals, hits, covered, matched, n_kw, query)
 
 
 def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_coverage: list[float]) -> None:
@@ -381,20 +426,26 @@ def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_cov
             eligible.add(i)
 
 
-def _bm25_signal(index: RouterIndex, signals: _Signals, hits, covered: list[float], matched, query) -> None:
+def _bm25_signal(
+    index: RouterIndex, signals: _Signals, hits, covered: list[float], matched: MatchedTerms, offset: int, query
+) -> None:
+    """BM25 hits kept by coverage; ``covered[offset + j]`` and ``matched[offset + j]`` belong to ``hits[j]``."""
     cfg = index.config
     floor = bm25_floor(index, query)
     best = hits[0][1] - floor
+    listed_coverage, full_coverage, full_relative = cfg.listed_coverage, cfg.full_coverage, cfg.full_relative_score
+    note, eligible = signals.note, signals.eligible
     ranked: list[int] = []
-    for j, (i, score) in enumerate(hits):
-        if covered[j] < cfg.listed_coverage:
+    for j, (i, score) in enumerate(hits, start=offset):
+        cov = covered[j]
+        if cov < listed_coverage:
             continue
         ranked.append(i)
         rel = (score - floor) / best if best > 0 else 0.0
-        strong = covered[j] >= cfg.full_coverage and rel >= cfg.full_relative_score
-        signals.note(i, "bm25", len(ranked), (_bm25_detail, score, covered[j], matched[j], strong))
+        strong = cov >= full_coverage and rel >= full_relative
+        note(i, "bm25", len(ranked), (_bm25_detail, score, cov, matched, j, strong))
         if strong:
-            signals.eligible.add(i)
+            eligible.add(i)
     if ranked:
         signals.rankings["bm25"] = ranked
 
@@ -428,7 +479,14 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
     if not neighbours:
         return fused
     signals.rankings["wikilink"] = neighbours
-    return weighted_rrf(signals.rankings, cfg.weights, cfg.rrf_k)
+    # The fusion redone with the wiki links, which come last: each entry's sum gains its
+    # wiki-link term last, exactly as weighted_rrf over every ranking would add it.
+    weight, k = cfg.weights.get("wikilink", 0.0), cfg.rrf_k
+    if weight:
+        get = fused.get
+        for rank, j in enumerate(neighbours, start=1):
+            fused[j] = get(j, 0.0) + weight / (k + rank)
+    return fused
 
 
 def _base_ranking(index: RouterIndex, signals: _Signals) -> list[str]:
@@ -501,7 +559,7 @@ def route_part(
         text,
         key,
         cascade,
-        {int(i): v for i, v in fused.items()},
+        fused,
         signals.eligible,
         signals.why,
         bm25_ms,
