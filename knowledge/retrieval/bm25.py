@@ -301,23 +301,27 @@ class SparseBM25Index:
         bounds = [self.term_max[col] * w for col, w in terms]
         seen = np.zeros(self.n_docs, dtype=bool)
         walked = 0
-        touched = None
+        # The documents seen so far, sorted: kept by merging each walked term's unseen postings
+        # (a stable sort of two sorted runs is one linear merge) instead of rescanning `seen`.
+        touched = p.indices[0:0]
         while walked < len(terms):
             col, w = terms[walked]
             start, end = p.indptr[col], p.indptr[col + 1]
             docs = p.indices[start:end]
             acc[docs] += p.data[start:end] * w
+            if not touched.size:
+                touched = docs
+            else:
+                new = docs[~seen[docs]]
+                if new.size:
+                    touched = np.sort(np.concatenate((touched, new)), kind="stable")
             seen[docs] = True
             walked += 1
             rest = sum(bounds[walked:])
-            touched = None
             if rest <= 0:
                 break
-            touched = np.flatnonzero(seen)
             if touched.size >= k and -np.partition(-acc[touched], k - 1)[k - 1] > rest:
                 break
-        if touched is None:
-            touched = np.flatnonzero(seen)
         for col, w in terms[walked:]:
             start, end = p.indptr[col], p.indptr[col + 1]
             postings = p.indices[start:end]
@@ -382,4 +386,4 @@ class SparseBM25Index:
             keep = np.argpartition(-values, k)[:k]
             pool, values = pool[keep], values[keep]
         order = np.lexsort((pool, -values))
-        return [(int(pool[i]), float(values[i] + floor)) for i in order]
+        return list(zip(pool[order].tolist(), (values[order] + floor).tolist()))

@@ -174,11 +174,15 @@ def full_queue(index: RouterIndex, outcome: PartOutcome) -> list[int]:
     candidates = [i for i in outcome.eligible if entries[i].kind != KIND_PROCEDURE]
     if not candidates:
         return []
-    fused = outcome.fused
-    best = max(fused.get(i, 0.0) for i in candidates)
-    gate = index.config.full_relative_fused * best
-    kept = [i for i in candidates if i in promoted or fused.get(i, 0.0) >= gate]
-    return sorted(kept, key=lambda i: (i not in promoted, -fused.get(i, 0.0), i))
+    fused_get = outcome.fused.get
+    scores = [fused_get(i, 0.0) for i in candidates]
+    gate = index.config.full_relative_fused * max(scores)
+    if promoted:
+        kept = [i for i, s in zip(candidates, scores) if i in promoted or s >= gate]
+        return sorted(kept, key=lambda i: (i not in promoted, -fused_get(i, 0.0), i))
+    kept_scores = {i: s for i, s in zip(candidates, scores) if s >= gate}
+    # (-score, position) without a tuple per candidate: positions sorted, then stably by score.
+    return sorted(sorted(kept_scores), key=kept_scores.__getitem__, reverse=True)
 
 
 @dataclass

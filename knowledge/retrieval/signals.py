@@ -262,81 +262,33 @@ def semantic_hits(
 
 @dataclass(frozen=True, slots=True)
 class _Keyword:
-    """One analyzed keyword as the hot path reads it (worked out once per index, on first use)."""
+    """One matched keyword as the hot path reads it (worked out once per index, when first matched)."""
 
-    seq: int  # position among the keywords reached from the same term (the order sums are added in)
     id: int
-    rest: tuple[str, ...]  # its terms besides the one it is reached from and the one it is filed under
     weight: float  # Σ idf of its terms
     carriers: np.ndarray  # entries carrying it (int64, sorted)
 
 
-@dataclass(frozen=True, slots=True)
-class _KeywordsOfTerm:
-    """The keywords whose rarest term is one term: one-term keywords, the others filed by a second term."""
-
-    alone: tuple[_Keyword, ...]
-    by_second: dict[str, tuple[_Keyword, ...]]
-
-
-_NO_KEYWORDS = _KeywordsOfTerm((), {})
-
-
-def _keywords_reached_from(index: RouterIndex, term: str) -> _KeywordsOfTerm:
-    """The keywords whose rarest term is ``term`` (``RouterIndex.keywords_by_rarest``), cached per term.
-
-    A question holds a few terms, a common term heads hundreds of two-word keywords in a big
-    catalog: filing them by their second term lets a question look up only its own term pairs.
-    """
-    cache = index.__dict__.get("_keywords_by_term")
-    if cache is None:
-        cache = index.__dict__.setdefault("_keywords_by_term", {})
-    found = cache.get(term)
-    if found is None:
-        idf, keyword_ids, keyword_entries = index.bm25.idf, index.keyword_ids, index.keyword_entries
-        alone: list[_Keyword] = []
-        by_second: dict[str, list[_Keyword]] = {}
-        for seq, terms in enumerate(index.keywords_by_rarest.get(term, ())):
-            others = [t for t in terms if t != term]
-            kw = _Keyword(
-                seq, keyword_ids[terms], tuple(others[1:]), sum(idf(t) for t in terms), keyword_entries[terms]
-            )
-            if others:
-                by_second.setdefault(others[0], []).append(kw)
-            else:
-                alone.append(kw)
-        found = (
-            _KeywordsOfTerm(tuple(alone), {t: tuple(kws) for t, kws in by_second.items()})
-            if (alone or by_second)
-            else _NO_KEYWORDS
-        )
-        cache[term] = found  # query terms are index terms (slots keep known terms only): bounded by the vocabulary
-    return found
-
-
 def _matched_keywords(index: RouterIndex, present: set[str]) -> list[_Keyword]:
-    """Keywords whose every term is present, in the order their scores are summed: by the term they
-    are reached from (in ``present``'s order), then by their position under it."""
+    """Keywords whose every term is present, in the order their scores are summed: by the term
+    they are reached from (its rarest, in ``present``'s order), then as filed under it."""
+    cache = index.__dict__.get("_keywords_matched")
+    if cache is None:
+        cache = index.__dict__.setdefault("_keywords_matched", {})
+    by_rarest = index.keywords_by_rarest
+    covers = present.issuperset  # one C call per keyword a question term heads
     matched: list[_Keyword] = []
     for term in present:
-        reached = _keywords_reached_from(index, term)
-        if reached is _NO_KEYWORDS:
-            continue
-        found = list(reached.alone)
-        by_second = reached.by_second
-        if by_second:
-            for second in present:
-                for kw in by_second.get(second, ()):
-                    if not kw.rest or all(t in present for t in kw.rest):
-                        found.append(kw)
-            if len(found) > 1:
-                found.sort(key=_keyword_seq)
-        matched.extend(found)
+        for terms in by_rarest.get(term, ()):
+            if covers(terms):
+                kw = cache.get(terms)
+                if kw is None:
+                    idf = index.bm25.idf
+                    kw = cache[terms] = _Keyword(
+                        index.keyword_ids[terms], sum(idf(t) for t in terms), index.keyword_entries[terms]
+                    )
+                matched.append(kw)
     return matched
-
-
-def _keyword_seq(kw: _Keyword) -> int:
-    return kw.seq
 
 
 def keyword_hits(
