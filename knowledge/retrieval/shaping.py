@@ -150,12 +150,23 @@ class RouteResult:
         return self.full_ids + self.procedure_ids
 
     def as_dict(self) -> dict[str, Any]:
+        # Listed entries and procedures straight from their rows (no Delivered in between):
+        # they are most of a route, and the API is what shows them.
+        listed = self._built.get("listed")
+        procedures = self._built.get("procedures")
         return {
             "catalog_version": self.catalog_version,
             "parts": self.parts,
             "full": [d.as_full() for d in self.full],
-            "listed": [d.as_listed() for d in self.listed],
-            "procedures": [d.as_procedure() for d in self.procedures],
+            "listed": [d.as_listed() for d in listed]
+            if listed is not None
+            else [
+                {"id": h[0], "title": h[1], "summary": h[2], "why": [note_as_dict(n) for n in notes]}
+                for h, _, _, notes, _, _ in self.listed_rows
+            ],
+            "procedures": [d.as_procedure() for d in procedures]
+            if procedures is not None
+            else [{"id": h[0], "title": h[1], "summary": h[2]} for h, *_ in self.procedure_rows],
             "rules": [d.as_rule() for d in self.rules],
             "timings_ms": self.timings_ms,
         }

@@ -160,18 +160,22 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
 class MatchedTerms:
     """Which of the question's terms each document of a coverage pass holds; ``matched[j]`` lists them.
 
-    Kept as one boolean row per slot and listed only for the reasons that are shown.
-    Plain data (labels and a small boolean matrix): a reason holding it pickles as it is.
+    Kept as one boolean row per slot and listed only for the reasons that are shown (all
+    columns at once, on the first reason formatted). Plain data: it pickles as labels + matrix.
     """
 
-    __slots__ = ("labels", "hits")
+    __slots__ = ("labels", "hits", "_columns")
 
     def __init__(self, labels: tuple[str, ...], hits: np.ndarray):
         self.labels = labels
         self.hits = hits  # bool, slots × documents
+        self._columns: list[list[bool]] | None = None
 
     def __getitem__(self, j: int) -> list[str]:
-        return [label for label, hit in zip(self.labels, self.hits[:, j].tolist()) if hit]
+        columns = self._columns
+        if columns is None:
+            columns = self._columns = self.hits.T.tolist()
+        return [label for label, hit in zip(self.labels, columns[j]) if hit]
 
     def __len__(self) -> int:
         return self.hits.shape[1]
@@ -181,6 +185,7 @@ class MatchedTerms:
 
     def __setstate__(self, state) -> None:
         self.labels, self.hits = state
+        self._columns = None
 
 
 def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, MatchedTerms]:
