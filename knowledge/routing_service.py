@@ -46,8 +46,8 @@ from knowledge.retrieval.splitting import split_parts
 logger = logging.getLogger(__name__)
 
 # The version names the pickled RouteResult's shape: a result cached by older code
-# (Delivered without slots) is never read back into a different class layout.
-ROUTE_CACHE_PREFIX = "knowledge:route:v2:"
+# (v2: lists of Delivered; v3: compact rows) is never read back into a different class layout.
+ROUTE_CACHE_PREFIX = "knowledge:route:v3:"
 # Bumped by `manage.py reindex`: every process rebuilds its index on its next question.
 ROUTER_GENERATION_KEY = "knowledge:router:generation"
 
@@ -269,8 +269,8 @@ def route_context(
         "route_context version=%s parts=%d full=%d listed=%d cached=%s ms=%.2f",
         result.catalog_version,
         len(result.parts),
-        len(result.full),
-        len(result.listed),
+        len(result.full_rows),
+        len(result.listed_rows),
         cached,
         total,
     )

@@ -59,6 +59,47 @@ class _Postings:
     data: np.ndarray  # precomputed sparse BM25+ weight of each posting
 
 
+# A term in at least 1/this of the documents is "common": past MaxScore's pruning point its
+# postings are looked up for the seen documents through a bitset with rank (_TermBits), in
+# time proportional to the seen documents instead of to its (long) postings list.
+_COMMON_TERM_SHARE = 16
+
+
+@dataclass(frozen=True, slots=True)
+class _TermBits:
+    """One term's postings as a bitset over documents, with the number of postings before each word.
+
+    The position of document d in the term's (sorted) postings is
+    ``before[d >> 6] + popcount(words[d >> 6] & (2**(d & 63) - 1))``: the same slot of
+    ``data`` a binary search would find, so scores are the same numbers. N/4 bytes a term.
+    """
+
+    words: np.ndarray  # uint64, bit d & 63 of word d >> 6 set when d holds the term
+    before: np.ndarray  # int64, postings in the words before each word
+
+    @classmethod
+    def build(cls, postings: np.ndarray, n_docs: int) -> _TermBits:
+        n_words = (n_docs + 63) // 64
+        dense = np.zeros(n_words * 64, dtype=bool)
+        dense[postings] = True
+        words = np.packbits(dense, bitorder="little").view("<u8")
+        counts = np.bitwise_count(words).astype(np.int64)
+        before = np.zeros(n_words, dtype=np.int64)
+        np.cumsum(counts[:-1], out=before[1:])
+        return cls(words, before)
+
+    def positions(self, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """For documents ``docs``: the postings positions of those holding the term, and which hold it."""
+        docs = docs.astype(np.int64, copy=False)
+        at = docs >> 6
+        bit = (docs & 63).astype(np.uint64)
+        word = self.words[at]
+        held = ((word >> bit) & np.uint64(1)).astype(bool)
+        below = word & ((np.uint64(1) << bit) - np.uint64(1))
+        positions = self.before[at] + np.bitwise_count(below)
+        return positions[held], held
+
+
 class SparseBM25Index:
     """BM25+ over a fixed corpus; immutable once built, safe to share between threads."""
 
@@ -301,27 +342,36 @@ class SparseBM25Index:
         bounds = [self.term_max[col] * w for col, w in terms]
         seen = np.zeros(self.n_docs, dtype=bool)
         walked = 0
-        touched = None
+        # The documents seen so far, sorted: kept by merging each walked term's unseen postings
+        # (a stable sort of two sorted runs is one linear merge) instead of rescanning `seen`.
+        touched = p.indices[0:0]
         while walked < len(terms):
             col, w = terms[walked]
             start, end = p.indptr[col], p.indptr[col + 1]
             docs = p.indices[start:end]
             acc[docs] += p.data[start:end] * w
+            if not touched.size:
+                touched = docs
+            else:
+                new = docs[~seen[docs]]
+                if new.size:
+                    touched = np.sort(np.concatenate((touched, new)), kind="stable")
             seen[docs] = True
             walked += 1
             rest = sum(bounds[walked:])
-            touched = None
             if rest <= 0:
                 break
-            touched = np.flatnonzero(seen)
             if touched.size >= k and -np.partition(-acc[touched], k - 1)[k - 1] > rest:
                 break
-        if touched is None:
-            touched = np.flatnonzero(seen)
         for col, w in terms[walked:]:
             start, end = p.indptr[col], p.indptr[col + 1]
             postings = p.indices[start:end]
             if postings.size == 0:
+                continue
+            if postings.size * _COMMON_TERM_SHARE >= self.n_docs:
+                # A common term: its postings' positions for the seen documents by rank in a bitset.
+                positions, held = self._common_term_bits(col).positions(touched)
+                acc[touched[held]] += p.data[start + positions] * w
                 continue
             if touched.size * 16 > postings.size:
                 # Cheaper to add the whole postings list: unseen documents gain
@@ -332,6 +382,17 @@ class SparseBM25Index:
             hit = postings[at] == touched
             acc[touched[hit]] += p.data[start + at[hit]] * w
         return acc, touched.astype(np.int64), floor
+
+    def _common_term_bits(self, col: int) -> _TermBits:
+        """The bitset of a common term's postings, built on first use (bounded: few terms are common)."""
+        cache = self.__dict__.get("_term_bits")
+        if cache is None:
+            cache = self.__dict__.setdefault("_term_bits", {})
+        bits = cache.get(col)
+        if bits is None:
+            p = self._postings
+            bits = cache[col] = _TermBits.build(p.indices[p.indptr[col] : p.indptr[col + 1]], self.n_docs)
+        return bits
 
     def match_scores(self, query_tokens: Iterable[str] | Mapping[str, float]) -> np.ndarray:
         """Per-document score *without* the δ floor: zero means no query term matched."""
@@ -382,4 +443,4 @@ class SparseBM25Index:
             keep = np.argpartition(-values, k)[:k]
             pool, values = pool[keep], values[keep]
         order = np.lexsort((pool, -values))
-        return [(int(pool[i]), float(values[i] + floor)) for i in order]
+        return list(zip(pool[order].tolist(), (values[order] + floor).tolist()))

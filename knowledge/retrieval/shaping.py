@@ -12,6 +12,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from .entries import KIND_PROCEDURE, KIND_RULE
+from .signals import Note, note_as_dict
 
 if TYPE_CHECKING:
     from .index import RouterIndex
@@ -64,14 +65,29 @@ class Delivered:
         return out
 
 
+# What shaping decides for one entry, before anyone asks for a Delivered:
+# (head, shape, score, reasons, body, tokens), head = (id, title, summary, kind, strict, revision).
+# Plain data (no reference to the index), so a result pickles as it is.
+Row = tuple
+
+
+def _delivered(row: Row) -> Delivered:
+    head, shape, score, notes, body, tokens = row
+    return Delivered(*head, shape, score, [note_as_dict(n) for n in notes], body, tokens)
+
+
 @dataclass
 class RouteResult:
+    """A route's delivery. The entry lists (``full``, ``listed``, ``procedures``, ``rules``) are
+    built from compact rows on first access: a turn reads only ids, and a route lists ~50
+    entries whose reasons only the API and the admin format."""
+
     catalog_version: int
     parts: list[str]
-    full: list[Delivered]
-    listed: list[Delivered]
-    procedures: list[Delivered]
-    rules: list[Delivered]
+    full_rows: list[Row]
+    listed_rows: list[Row]
+    procedure_rows: list[Row]
+    rule_rows: list[Row]
     timings_ms: dict[str, float]
     cascade: list[bool]
     part_keys: list[str]
@@ -80,18 +96,49 @@ class RouteResult:
     # Per part, the best entries before fetch feedback: what the router itself thought
     # the question was about (fetch feedback compares questions by it).
     part_rankings: list[list[str]] = field(default_factory=list)
+    _built: dict[str, list[Delivered]] = field(default_factory=dict, repr=False, compare=False)
+
+    def _group(self, name: str, rows: list[Row]) -> list[Delivered]:
+        built = self._built.get(name)
+        if built is None:
+            built = self._built[name] = [_delivered(r) for r in rows]
+        return built
+
+    @property
+    def full(self) -> list[Delivered]:
+        return self._group("full", self.full_rows)
+
+    @property
+    def listed(self) -> list[Delivered]:
+        return self._group("listed", self.listed_rows)
+
+    @property
+    def procedures(self) -> list[Delivered]:
+        return self._group("procedures", self.procedure_rows)
+
+    @property
+    def rules(self) -> list[Delivered]:
+        return self._group("rules", self.rule_rows)
+
+    def __getstate__(self) -> dict[str, Any]:
+        # Cached pickled: the rows are the result; the built objects are rebuilt on demand.
+        return {**self.__dict__, "_built": {}}
 
     @property
     def full_ids(self) -> list[str]:
-        return [d.id for d in self.full] + [r.id for r in self.rules if r.shape == "full"]
+        return [r[0][0] for r in self.full_rows] + [r[0][0] for r in self.rule_rows if r[1] == "full"]
 
     @property
     def listed_ids(self) -> list[str]:
-        return [d.id for d in self.listed] + [r.id for r in self.rules if r.shape != "full"]
+        return [r[0][0] for r in self.listed_rows] + [r[0][0] for r in self.rule_rows if r[1] != "full"]
+
+    @property
+    def procedure_ids(self) -> list[str]:
+        return [r[0][0] for r in self.procedure_rows]
 
     @property
     def delivered_ids(self) -> list[str]:
-        return self.full_ids + self.listed_ids + [p.id for p in self.procedures]
+        return self.full_ids + self.listed_ids + self.procedure_ids
 
     def ranked(self) -> list[Delivered]:
         """Every delivered entry, whatever its shape, best fused score first."""
@@ -100,15 +147,26 @@ class RouteResult:
 
     def best_shape_ids(self) -> list[str]:
         """Entries delivered in the best shape their kind allows: full, or by name for procedures."""
-        return self.full_ids + [p.id for p in self.procedures]
+        return self.full_ids + self.procedure_ids
 
     def as_dict(self) -> dict[str, Any]:
+        # Listed entries and procedures straight from their rows (no Delivered in between):
+        # they are most of a route, and the API is what shows them.
+        listed = self._built.get("listed")
+        procedures = self._built.get("procedures")
         return {
             "catalog_version": self.catalog_version,
             "parts": self.parts,
             "full": [d.as_full() for d in self.full],
-            "listed": [d.as_listed() for d in self.listed],
-            "procedures": [d.as_procedure() for d in self.procedures],
+            "listed": [d.as_listed() for d in listed]
+            if listed is not None
+            else [
+                {"id": h[0], "title": h[1], "summary": h[2], "why": [note_as_dict(n) for n in notes]}
+                for h, _, _, notes, _, _ in self.listed_rows
+            ],
+            "procedures": [d.as_procedure() for d in procedures]
+            if procedures is not None
+            else [{"id": h[0], "title": h[1], "summary": h[2]} for h, *_ in self.procedure_rows],
             "rules": [d.as_rule() for d in self.rules],
             "timings_ms": self.timings_ms,
         }
@@ -127,11 +185,15 @@ def full_queue(index: RouterIndex, outcome: PartOutcome) -> list[int]:
     candidates = [i for i in outcome.eligible if entries[i].kind != KIND_PROCEDURE]
     if not candidates:
         return []
-    fused = outcome.fused
-    best = max(fused.get(i, 0.0) for i in candidates)
-    gate = index.config.full_relative_fused * best
-    kept = [i for i in candidates if i in promoted or fused.get(i, 0.0) >= gate]
-    return sorted(kept, key=lambda i: (i not in promoted, -fused.get(i, 0.0), i))
+    fused_get = outcome.fused.get
+    scores = [fused_get(i, 0.0) for i in candidates]
+    gate = index.config.full_relative_fused * max(scores)
+    if promoted:
+        kept = [i for i, s in zip(candidates, scores) if i in promoted or s >= gate]
+        return sorted(kept, key=lambda i: (i not in promoted, -fused_get(i, 0.0), i))
+    kept_scores = {i: s for i, s in zip(candidates, scores) if s >= gate}
+    # (-score, position) without a tuple per candidate: positions sorted, then stably by score.
+    return sorted(sorted(kept_scores), key=kept_scores.__getitem__, reverse=True)
 
 
 @dataclass
@@ -140,22 +202,21 @@ class _Budget:
     used: int = 0
 
 
-def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[int, list[dict[str, Any]]]]:
+def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[int, list[Note]]]:
     """Each entry's best fused score over the parts, and its reasons (tagged with the part when several)."""
+    if len(outcomes) == 1:
+        # One part: its scores and reasons as they are (nothing mutates them after shaping).
+        o = outcomes[0]
+        if not o.fused or min(o.fused.values()) > 0.0:
+            return o.fused, o.why
+        return {i: max(0.0, s) for i, s in o.fused.items()}, o.why
     best_score: dict[int, float] = {}
-    why: dict[int, list[dict[str, Any]]] = {}
-    several = len(outcomes) > 1
-    if not several:
-        # One part: its reasons as they are (nothing mutates them after shaping).
-        for o in outcomes:
-            best_score = {i: max(0.0, s) for i, s in o.fused.items()}
-            why = dict(o.why)
-        return best_score, why
+    why: dict[int, list[Note]] = {}
     for p, o in enumerate(outcomes):
         for i, s in o.fused.items():
             best_score[i] = max(best_score.get(i, 0.0), s)
         for i, notes in o.why.items():
-            why.setdefault(i, []).extend(({**n, "part": p} for n in notes) if several else notes)
+            why.setdefault(i, []).extend((*n, p) for n in notes)
     return best_score, why
 
 
@@ -166,16 +227,19 @@ def _fill_full(
     full_set: list[int] = []
     over_budget: set[int] = set()
     queues = [full_queue(index, o) for o in outcomes]
+    heads = [0] * len(outcomes)  # next position in each queue
     taken = [0] * len(outcomes)
+    body_tokens = index.body_tokens
 
     def take(p: int) -> bool:
         """The part's next candidate that fits the budget, if any."""
         queue = queues[p]
-        while queue and taken[p] < per_part_max:
-            i = queue.pop(0)
+        while heads[p] < len(queue) and taken[p] < per_part_max:
+            i = queue[heads[p]]
+            heads[p] += 1
             if i in full_set:
                 continue
-            cost = index.body_tokens(i)
+            cost = body_tokens(i)
             if budget.used + cost > budget.limit:
                 over_budget.add(i)
                 continue
@@ -191,12 +255,13 @@ def _fill_full(
     # Strict rules keep their body (also past the budget) when they passed the same relevance
     # test as a full answer in some part: a rule reached only through a wiki-link hop or a weak
     # listed match is not a guardrail for this question.
-    passed = {i for o in outcomes for i in o.eligible}
-    for i in relevant:
-        e = index.entries[i]
-        if e.kind == KIND_RULE and e.strict and i in passed and i not in full_set:
-            full_set.append(i)
-            budget.used += index.body_tokens(i)
+    strict_set = _strict_rules(index)
+    strict_rules = {i for o in outcomes for i in o.eligible if i in strict_set}
+    if strict_rules:
+        for i in relevant:
+            if i in strict_rules and i not in full_set:
+                full_set.append(i)
+                budget.used += body_tokens(i)
     # Round-robin over parts for the rest.
     progress = True
     while progress:
@@ -204,6 +269,24 @@ def _fill_full(
         for p in range(len(queues)):
             progress = take(p) or progress
     return full_set, over_budget
+
+
+def _strict_rules(index: RouterIndex) -> frozenset[int]:
+    cached = getattr(index, "_strict_rule_set", None)
+    if cached is None:
+        cached = index._strict_rule_set = frozenset(index.strict_rules)
+    return cached
+
+
+_BUDGET_NOTE = ("budget", 0, "over the token budget: listed")
+
+
+def _heads(index: RouterIndex) -> list[tuple | None]:
+    """Per entry position (filled as entries get delivered): (id, title, summary, kind, strict, revision)."""
+    heads = index.__dict__.get("_delivery_heads")
+    if heads is None or len(heads) != len(index.entries):
+        heads = index._delivery_heads = [None] * len(index.entries)
+    return heads
 
 
 def shape(
@@ -214,59 +297,51 @@ def shape(
     per_part_budget = cfg.budget_tokens if budget_tokens is None else budget_tokens
     per_part_max = cfg.max_full_per_part if max_full is None else max_full
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
-    best_score, why = _merge_parts(outcomes)
+    best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
 
     entries = index.entries
+    heads = _heads(index)
+    no_notes: list[Note] = []
 
-    def make(i: int, shape: str) -> Delivered:
+    def head(i: int) -> tuple:
         e = entries[i]
-        if shape == "full":
-            body = e.body
-            tokens = index.body_tokens(i) if body else 0
-        else:
-            body, tokens = None, 0
-        return Delivered(
-            e.package_id,
-            e.title,
-            e.summary,
-            e.kind,
-            bool(e.strict),
-            e.revision,
-            shape,
-            best_score.get(i, 0.0),
-            why.get(i, []),
-            body,
-            tokens,
-        )
+        h = heads[i] = (e.package_id, e.title, e.summary, e.kind, bool(e.strict), e.revision)
+        return h
 
-    relevant = sorted(best_score, key=lambda i: (-best_score[i], i))
+    # Best score first, ties by position: sorting the positions, then stably by score (descending),
+    # orders as the key (-score, position) without building a tuple per entry.
+    relevant = sorted(sorted(best_score), key=best_score.__getitem__, reverse=True)
     full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max)
 
-    full: list[Delivered] = []
-    listed: list[Delivered] = []
-    procedures: list[Delivered] = []
-    rules: list[Delivered] = []
+    full: list[Row] = []
+    listed: list[Row] = []
+    procedures: list[Row] = []
+    rules: list[Row] = []
     for i in sorted(full_set, key=lambda i: (-best_score.get(i, 0.0), i)):
-        (rules if entries[i].kind == KIND_RULE else full).append(make(i, "full"))
+        h = heads[i] or head(i)
+        body = entries[i].body
+        row = (h, "full", best_score.get(i, 0.0), why.get(i, no_notes), body, index.body_tokens(i) if body else 0)
+        (rules if h[3] == KIND_RULE else full).append(row)
     in_full = set(full_set)
     for i in relevant:
         if i in in_full:
             continue
-        e = entries[i]
-        if e.kind == KIND_PROCEDURE:
-            procedures.append(make(i, "name"))
+        h = heads[i] or head(i)
+        kind = h[3]
+        if kind == KIND_PROCEDURE:
+            procedures.append((h, "name", best_score[i], why.get(i, no_notes), None, 0))
             continue
-        d = make(i, "listed")
+        notes = why.get(i, no_notes)
         if i in over_budget:
-            d.why = [*d.why, {"signal": "budget", "rank": 0, "detail": "over the token budget: listed"}]
-        (rules if e.kind == KIND_RULE else listed).append(d)
+            notes = [*notes, _BUDGET_NOTE]
+        (rules if kind == KIND_RULE else listed).append((h, "listed", best_score[i], notes, None, 0))
     return RouteResult(
         catalog_version=index.version,
         parts=[o.text for o in outcomes],
-        full=full,
-        listed=listed,
-        procedures=procedures,
-        rules=rules,
+        full_rows=full,
+        listed_rows=listed,
+        procedure_rows=procedures,
+        rule_rows=rules,
         timings_ms={},
         cascade=[o.cascade for o in outcomes],
         part_keys=[o.key for o in outcomes],

@@ -6,6 +6,12 @@ they already cover every content term) or keywords and BM25+ over the whole
 catalog, then fetch feedback, then wiki-link neighbours of the strong hits, and
 fuses the rankings (``fusion.weighted_rrf``). Every signal writes its reason
 into ``why``, which is what the API and the admin's retrieval test show.
+
+A reason is a plain tuple ``(signal, rank, detail)`` (``part`` appended when a
+message has several parts). ``detail`` is the text, or ``(format, *args)``
+when building the text costs something (numbers, matched terms): it is
+formatted by ``note_as_dict`` only for the entries that are shown, so a
+route does not format reasons for the ~50 entries nobody reads.
 """
 
 from __future__ import annotations
@@ -43,6 +49,19 @@ class Slot:
         return self.term_weights.get(term, self.weight) if self.term_weights else self.weight
 
 
+# (signal, rank, detail[, part]); detail: str, or (format function, *args) formatted when shown.
+Note = tuple
+
+
+def note_as_dict(note: Note) -> dict[str, Any]:
+    """A reason as the API and the admin show it: {"signal", "rank", "detail"[, "part"]}."""
+    detail = note[2]
+    out = {"signal": note[0], "rank": note[1], "detail": detail if detail.__class__ is str else detail[0](*detail[1:])}
+    if len(note) > 3:
+        out["part"] = note[3]
+    return out
+
+
 @dataclass
 class PartOutcome:
     text: str
@@ -50,7 +69,7 @@ class PartOutcome:
     cascade: bool
     fused: dict[int, float]
     eligible: set[int]
-    why: dict[int, list[dict[str, Any]]]
+    why: dict[int, list[Note]]
     bm25_ms: float
     base_ranking: list[str] = field(default_factory=list)
     features: dict[int, np.ndarray] = field(default_factory=dict)
@@ -67,11 +86,16 @@ class _Signals:
     """The rankings of one part as they are collected, with their reasons and the full-body candidates."""
 
     rankings: dict[str, list[int]] = field(default_factory=dict)
-    why: dict[int, list[dict[str, Any]]] = field(default_factory=dict)
+    why: dict[int, list[Note]] = field(default_factory=dict)
     eligible: set[int] = field(default_factory=set)
 
-    def note(self, i: int, signal: str, rank: int, detail: str) -> None:
-        self.why.setdefault(i, []).append({"signal": signal, "rank": rank, "detail": detail})
+    def note(self, i: int, signal: str, rank: int, detail: str | tuple) -> None:
+        """A reason for entry ``i``; ``detail`` is text or ``(format, *args)`` (see ``note_as_dict``)."""
+        notes = self.why.get(i)
+        if notes is None:
+            self.why[i] = [(signal, rank, detail)]
+        else:
+            notes.append((signal, rank, detail))
 
 
 # ------------------------------------------------------------ the question's terms
@@ -105,8 +129,24 @@ def _term_slot(index: RouterIndex, term: str) -> Slot:
     return Slot([], 0.0, index.config.unknown_term_weight * bm25.max_idf, term)
 
 
+# Distinct query terms whose slot an index remembers (unknown words and typos included: bounded).
+_SLOT_CACHE_MAX = 50_000
+
+
 def query_slots(index: RouterIndex, text: str) -> list[Slot]:
-    return [_term_slot(index, term) for term in dict.fromkeys(analyze(text))]
+    """One slot per distinct term of the text; a term's slot is worked out once per index (slots are not mutated)."""
+    cache = index.__dict__.get("_slots_by_term")
+    if cache is None:
+        cache = index.__dict__.setdefault("_slots_by_term", {})
+    slots = []
+    for term in dict.fromkeys(analyze(text)):
+        slot = cache.get(term)
+        if slot is None:
+            slot = _term_slot(index, term)
+            if len(cache) < _SLOT_CACHE_MAX:
+                cache[term] = slot
+        slots.append(slot)
+    return slots
 
 
 def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
@@ -117,14 +157,46 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
     return weights
 
 
-def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, list[list[str]]]:
+class MatchedTerms:
+    """Which of the question's terms each document of a coverage pass holds; ``matched[j]`` lists them.
+
+    Kept as one boolean row per slot and listed only for the reasons that are shown (all
+    columns at once, on the first reason formatted). Plain data: it pickles as labels + matrix.
+    """
+
+    __slots__ = ("labels", "hits", "_columns")
+
+    def __init__(self, labels: tuple[str, ...], hits: np.ndarray):
+        self.labels = labels
+        self.hits = hits  # bool, slots × documents
+        self._columns: list[list[bool]] | None = None
+
+    def __getitem__(self, j: int) -> list[str]:
+        columns = self._columns
+        if columns is None:
+            columns = self._columns = self.hits.T.tolist()
+        return [label for label, hit in zip(self.labels, columns[j]) if hit]
+
+    def __len__(self) -> int:
+        return self.hits.shape[1]
+
+    def __getstate__(self):
+        return self.labels, self.hits
+
+    def __setstate__(self, state) -> None:
+        self.labels, self.hits = state
+        self._columns = None
+
+
+def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, MatchedTerms]:
     """Share of the question's IDF each doc holds, and the terms it holds."""
     total = sum(s.denom for s in slots) or 1.0
     n = len(docs)
     covered = np.zeros(n)
-    matched: list[list[str]] = [[] for _ in range(n)]
+    labels: list[str] = []
+    rows: list[np.ndarray] = []
     if n == 0:
-        return covered, matched
+        return covered, MatchedTerms((), np.zeros((0, 0), dtype=bool))
     docs = np.asarray(docs, dtype=np.int64)
     bm25 = index.bm25
     for slot in slots:
@@ -137,10 +209,11 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
                 best = hit if best is None else np.maximum(best, hit)
         if best is None:
             continue
-        for j in np.flatnonzero(best).tolist():
-            matched[j].append(slot.label)
+        labels.append(slot.label)
+        rows.append(best > 0)
         covered += np.minimum(best, slot.denom)
-    return covered / total, matched
+    hits = np.vstack(rows) if rows else np.zeros((0, n), dtype=bool)
+    return covered / total, MatchedTerms(tuple(labels), hits)
 
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
@@ -192,47 +265,87 @@ def semantic_hits(
     return exact, parent_hits, page_hits
 
 
+@dataclass(frozen=True, slots=True)
+class _Keyword:
+    """One matched keyword as the hot path reads it (worked out once per index, when first matched)."""
+
+    id: int
+    weight: float  # Σ idf of its terms
+    carriers: np.ndarray  # entries carrying it (int64, sorted)
+
+
+def _matched_keywords(index: RouterIndex, present: set[str]) -> list[_Keyword]:
+    """Keywords whose every term is present, in the order their scores are summed: by the term
+    they are reached from (its rarest, in ``present``'s order), then as filed under it."""
+    cache = index.__dict__.get("_keywords_matched")
+    if cache is None:
+        cache = index.__dict__.setdefault("_keywords_matched", {})
+    by_rarest = index.keywords_by_rarest
+    covers = present.issuperset  # one C call per keyword a question term heads
+    matched: list[_Keyword] = []
+    for term in present:
+        for terms in by_rarest.get(term, ()):
+            if covers(terms):
+                kw = cache.get(terms)
+                if kw is None:
+                    idf = index.bm25.idf
+                    kw = cache[terms] = _Keyword(
+                        index.keyword_ids[terms], sum(idf(t) for t in terms), index.keyword_entries[terms]
+                    )
+                matched.append(kw)
+    return matched
+
+
 def keyword_hits(
     index: RouterIndex, slots: Sequence[Slot], limit: int | None = None
-) -> list[tuple[int, float, list[str]]]:
-    """Entries with a curated keyword whose every term is in the question, best first."""
+) -> tuple[list[tuple[int, float]], frozenset[int]]:
+    """Entries with a curated keyword whose every term is in the question, best first, and the matched keyword ids.
+
+    Which of an entry's keywords matched (for ``why``) is ``matched_keywords``:
+    only worked out for the entries that are shown.
+    """
     present: set[str] = set()
     for s in slots:
         present.update(s.terms)
-    matched = [
-        terms
-        for term in present
-        for terms in index.keywords_by_rarest.get(term, ())
-        if all(t in present for t in terms)
-    ]
+    matched = _matched_keywords(index, present)
     if not matched:
-        return []
+        return [], frozenset()
     limit = limit or index.config.bm25_top_k
-    carriers = [index.keyword_entries[terms] for terms in matched]
-    weights = [sum(index.bm25.idf(t) for t in terms) for terms in matched]
     # Best first, ties by position: deterministic, whichever path sums the scores.
-    if sum(c.size for c in carriers) <= _SMALL_KEYWORD_HITS:
+    if sum(kw.carriers.size for kw in matched) <= _SMALL_KEYWORD_HITS:
         # Few carriers: plain Python beats a dozen numpy calls (same sums, added in the same order).
         summed: dict[int, float] = {}
-        for docs_of, w in zip(carriers, weights):
-            for i in docs_of.tolist():
-                summed[i] = summed.get(i, 0.0) + w
+        get = summed.get
+        for kw in matched:
+            w = kw.weight
+            for i in kw.carriers.tolist():
+                summed[i] = get(i, 0.0) + w
         best = sorted(summed.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
-        ranked_hits = [i for i, _ in best]
-        ranked_scores = [v for _, v in best]
     else:
+        carriers = [kw.carriers for kw in matched]
         docs = np.concatenate(carriers)
         hits, inverse = np.unique(docs, return_inverse=True)
-        scores = np.bincount(inverse, weights=np.repeat(weights, [c.size for c in carriers]))
+        scores = np.bincount(inverse, weights=np.repeat([kw.weight for kw in matched], [c.size for c in carriers]))
         order = np.lexsort((hits, -scores))[:limit]
-        ranked_hits, ranked_scores = hits[order].tolist(), scores[order].tolist()
-    keyword_ids = index.keyword_ids
-    matched_set = {keyword_ids[terms] for terms in matched}
-    entry_keywords = index.entry_keywords
-    return [
-        (i, score, [kw for kw_id, kw in entry_keywords[i] if kw_id in matched_set])
-        for i, score in zip(ranked_hits, ranked_scores)
-    ]
+        best = list(zip(hits[order].tolist(), scores[order].tolist()))
+    return best, frozenset(kw.id for kw in matched)
+
+
+def matched_keywords(entry_keywords: Sequence[tuple[int, str]], matched: frozenset[int]) -> list[str]:
+    """An entry's keywords (as written) among the matched ones (``RouterIndex.entry_keywords[i]``)."""
+    return [kw for kw_id, kw in entry_keywords if kw_id in matched]
+
+
+def _keyword_detail(entry_keywords, matched: frozenset[int], cov: float, strong: bool) -> str:
+    return ", ".join(matched_keywords(entry_keywords, matched)) + (
+        "" if strong else f" (coverage {cov:.2f}: listed only)"
+    )
+
+
+def _bm25_detail(score: float, cov: float, matched: MatchedTerms, j: int, strong: bool) -> str:
+    return f"score {score:.2f}, coverage {cov:.2f} ({' '.join(matched[j])})" + (
+        "" if strong else ", below the full threshold"
+    )
 
 
 # ------------------------------------------------------------------- signals
@@ -281,53 +394,56 @@ def _cascade_signal(index: RouterIndex, signals: _Signals, content: list[Slot], 
 
 def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
     """Keywords, then BM25+ over the whole catalog; one coverage pass serves both."""
-    kw_hits = keyword_hits(index, content)
+    kw_hits, kw_matched = keyword_hits(index, content)
     hits = index.bm25.top_k(query, index.config.bm25_top_k) if query else []
     if not kw_hits and not hits:
         return
-    docs = np.asarray([i for i, _, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
+    docs = np.asarray([i for i, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
     # Coverage is per document: computing it once over both lists gives each the same values.
     covered, matched = coverage(index, content, docs)
     n_kw = len(kw_hits)
+    covered = covered.tolist()
     if kw_hits:
-        _keyword_signal(index, signals, kw_hits, covered[:n_kw].tolist())
+        _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw])
     if hits:
-        _bm25_signal(index, signals, hits, covered[n_kw:].tolist(), matched[n_kw:], query)
+        _bm25_signal(index, signals, hits, covered, matched, n_kw, query)
 
 
-def _keyword_signal(index: RouterIndex, signals: _Signals, hits, kw_coverage: list[float]) -> None:
+def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_coverage: list[float]) -> None:
     # A keyword alone is not an answer: the entry must also hold enough of the
     # question ("delivery time for a pizza").
     ranking = signals.rankings.setdefault("keyword", [])
     full_coverage = index.config.full_coverage
-    for r, ((i, _score, kws), cov) in enumerate(zip(hits, kw_coverage), 1):
+    entry_keywords = index.entry_keywords
+    note, eligible = signals.note, signals.eligible
+    for r, ((i, _score), cov) in enumerate(zip(hits, kw_coverage), 1):
         ranking.append(i)
         strong = cov >= full_coverage
-        signals.note(i, "keyword", r, ", ".join(kws) + ("" if strong else f" (coverage {cov:.2f}: listed only)"))
+        note(i, "keyword", r, (_keyword_detail, entry_keywords[i], matched, cov, strong))
         if strong:
-            signals.eligible.add(i)
+            eligible.add(i)
 
 
-def _bm25_signal(index: RouterIndex, signals: _Signals, hits, covered: list[float], matched, query) -> None:
+def _bm25_signal(
+    index: RouterIndex, signals: _Signals, hits, covered: list[float], matched: MatchedTerms, offset: int, query
+) -> None:
+    """BM25 hits kept by coverage; ``covered[offset + j]`` and ``matched[offset + j]`` belong to ``hits[j]``."""
     cfg = index.config
     floor = bm25_floor(index, query)
     best = hits[0][1] - floor
+    listed_coverage, full_coverage, full_relative = cfg.listed_coverage, cfg.full_coverage, cfg.full_relative_score
+    note, eligible = signals.note, signals.eligible
     ranked: list[int] = []
-    for j, (i, score) in enumerate(hits):
-        if covered[j] < cfg.listed_coverage:
+    for j, (i, score) in enumerate(hits, start=offset):
+        cov = covered[j]
+        if cov < listed_coverage:
             continue
         ranked.append(i)
         rel = (score - floor) / best if best > 0 else 0.0
-        strong = covered[j] >= cfg.full_coverage and rel >= cfg.full_relative_score
-        signals.note(
-            i,
-            "bm25",
-            len(ranked),
-            f"score {score:.2f}, coverage {covered[j]:.2f} ({' '.join(matched[j])})"
-            + ("" if strong else ", below the full threshold"),
-        )
+        strong = cov >= full_coverage and rel >= full_relative
+        note(i, "bm25", len(ranked), (_bm25_detail, score, cov, matched, j, strong))
         if strong:
-            signals.eligible.add(i)
+            eligible.add(i)
     if ranked:
         signals.rankings["bm25"] = ranked
 
@@ -361,7 +477,14 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
     if not neighbours:
         return fused
     signals.rankings["wikilink"] = neighbours
-    return weighted_rrf(signals.rankings, cfg.weights, cfg.rrf_k)
+    # The fusion redone with the wiki links, which come last: each entry's sum gains its
+    # wiki-link term last, exactly as weighted_rrf over every ranking would add it.
+    weight, k = cfg.weights.get("wikilink", 0.0), cfg.rrf_k
+    if weight:
+        get = fused.get
+        for rank, j in enumerate(neighbours, start=1):
+            fused[j] = get(j, 0.0) + weight / (k + rank)
+    return fused
 
 
 def _base_ranking(index: RouterIndex, signals: _Signals) -> list[str]:
@@ -434,7 +557,7 @@ def route_part(
         text,
         key,
         cascade,
-        {int(i): v for i, v in fused.items()},
+        fused,
         signals.eligible,
         signals.why,
         bm25_ms,

@@ -118,3 +118,43 @@ def test_pruned_top_k_equals_exhaustive_ranking_on_a_zipf_corpus():
         # Same scores in the same order (documents may differ only among exact ties).
         assert np.allclose([s for _, s in got], scores[expected])
         assert np.allclose([s for _, s in got], scores[[d for d, _ in got]])
+
+
+def test_a_common_terms_bitset_finds_the_same_postings_slots_as_a_binary_search():
+    from knowledge.retrieval.bm25 import _TermBits
+
+    rng = np.random.default_rng(11)
+    for n_docs in (1, 63, 64, 65, 1000, 4097):
+        postings = np.flatnonzero(rng.random(n_docs) < 0.4).astype(np.int32)
+        bits = _TermBits.build(postings, n_docs)
+        docs = np.sort(rng.choice(n_docs, size=min(n_docs, 300), replace=False)).astype(np.int32)
+        positions, held = bits.positions(docs)
+        expected_held = np.isin(docs, postings)
+        assert held.tolist() == expected_held.tolist()
+        assert positions.tolist() == np.searchsorted(postings, docs[expected_held]).tolist()
+
+
+def test_pruned_top_k_with_common_terms_scores_exactly_like_the_full_walk(monkeypatch):
+    # Past the pruning point, common terms are looked up through bitsets: the same numbers
+    # (exactly, not approximately) as walking every posting in the same term order.
+    from knowledge.retrieval import bm25
+
+    rng = np.random.default_rng(3)
+    vocab = [f"t{i}" for i in range(300)]
+    weights = 1.0 / np.arange(1, 301) ** 1.2
+    weights /= weights.sum()
+    docs = [list(rng.choice(vocab, size=rng.integers(5, 60), p=weights)) for _ in range(5000)]
+    index = SparseBM25Index.build(docs)
+    queries = [
+        (list(rng.choice(vocab, size=rng.integers(2, 7), p=weights)), int(rng.integers(1, 40))) for _ in range(100)
+    ]
+    assert index.n_docs > bm25._SMALL_CORPUS
+    pruned = [index.top_k(query, k) for query, k in queries]
+    assert index.__dict__.get("_term_bits")  # the common-term path was taken
+    monkeypatch.setattr(bm25, "_SMALL_CORPUS", 10**9)
+    walked = [index.top_k(query, k) for query, k in queries]
+    for got, full in zip(pruned, walked):
+        assert [s for _, s in got] == [s for _, s in full]  # bit for bit
+        # The same documents, except which of several tied at the cut are kept (argpartition's choice).
+        cut = full[-1][1]
+        assert [d for d, s in got if s != cut] == [d for d, s in full if s != cut]

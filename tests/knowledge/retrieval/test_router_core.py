@@ -44,3 +44,32 @@ def test_config_weights_change_the_fusion():
     result = index.route("prazo")
     assert [n["signal"] for n in result.full[0].why] == ["keyword", "bm25"]
     assert result.full[0].score == 1.0 / (5 + 1)  # keyword has no weight: only bm25 counts
+
+
+def test_a_result_pickles_as_plain_rows_without_the_listed_bodies():
+    # The route cache pickles results: listed entries carry no body, and nothing of the index rides along.
+    import pickle
+
+    body = "Corpo longo do envio de amostras. " * 50
+    index = RouterIndex([*CATALOG, Entry("SHIPPING_FAQ", "Envio de amostras: dúvidas", "Perguntas", body=body)])
+    result = index.route("Como faço o envio de amostras?", max_full=0)
+    assert "SHIPPING_FAQ" in result.listed_ids
+    blob = pickle.dumps(result)
+    assert body.encode() not in blob and b"RouterIndex" not in blob
+    again = pickle.loads(blob)
+    assert again.as_dict() == result.as_dict()
+    assert (
+        again.listed_ids
+        == result.listed_ids
+        == [d.id for d in result.listed] + [r.id for r in result.rules if r.shape != "full"]
+    )
+
+
+def test_reasons_are_formatted_when_shown_and_tagged_with_their_part():
+    index = RouterIndex(CATALOG)
+    result = index.route("Qual o prazo do Sanger? Como faço o envio de amostras?")
+    shipping = next(d for d in result.ranked() if d.id == "SHIPPING")
+    keyword = next(n for n in shipping.why if n["signal"] == "keyword")
+    assert keyword == {"signal": "keyword", "rank": 1, "detail": "envio de amostras", "part": 1}
+    bm25 = next(n for n in shipping.why if n["signal"] == "bm25")
+    assert bm25["detail"].startswith("score ") and "coverage 1.00 (envi amostr)" in bm25["detail"]
