@@ -228,3 +228,20 @@ class RevisionSearchTerms(models.Model):
 
     def __str__(self) -> str:
         return f"{self.revision} search terms"
+
+
+class RevisionEmbedding(models.Model):
+    """A revision's sentence-embedding vector for the router's dense signal (knowledge/embeddings.py).
+
+    Computed when the revision is written (a Celery task), or by `embed_packages`;
+    a revision without one (or with another model's) simply lacks the signal.
+    """
+
+    revision = models.OneToOneField(PackageRevision, on_delete=models.CASCADE, related_name="embedding")
+    model_id = models.CharField(max_length=100, help_text="Vectors of different models are not comparable.")
+    text_digest = models.CharField(max_length=64, help_text="sha256 of the model id and the embedded text.")
+    vector = models.BinaryField(help_text="float32 little-endian, unit length.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.revision} embedding ({self.model_id})"

@@ -24,10 +24,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 
-from common.text import query_key
+from common.text import embeddings, query_key
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
     FEEDBACK_VERSION_KEY,
@@ -38,6 +39,7 @@ from knowledge.feedback import (
     session_routes_remember,
 )
 from knowledge.models import FetchFeedback
+from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
@@ -101,6 +103,19 @@ def router_config() -> RouterConfig:
         cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),
         synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
         catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
+    )
+
+
+def _dense_of(catalog):
+    """The catalog's stored entry vectors for the dense signal; None without any, or with the model off."""
+    vectors = getattr(catalog, "vectors", None)
+    if not vectors or not embeddings.available():
+        return None
+    return DenseIndex.from_rows(
+        [
+            np.frombuffer(vectors[e.package_id], dtype="<f4") if e.package_id in vectors else None
+            for e in catalog.entries
+        ]
     )
 
 
@@ -168,7 +183,7 @@ class RouterIndexHolder:
         synonyms = getattr(catalog, "synonyms", ())
         if synonyms:
             config = replace(config, synonyms=synonyms)
-        index = RouterIndex(catalog.entries, config=config, version=catalog.version)
+        index = RouterIndex(catalog.entries, config=config, version=catalog.version, dense=_dense_of(catalog))
         index.source = catalog
         self.builds += 1
         logger.info(

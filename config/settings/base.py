@@ -276,6 +276,9 @@ KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
 # configured (not the offline provider), a Celery task asks it for en/es search terms;
 # curators accept or edit them in the admin (knowledge/search_terms.py).
 KNOWLEDGE_SEARCH_TERMS_ON_SAVE = env.bool("KNOWLEDGE_SEARCH_TERMS_ON_SAVE", default=True)
+# Each saved revision's passage vector for the router's dense signal (a Celery task on commit;
+# knowledge/embeddings.py). Off, vectors come only from `manage.py embed_packages`.
+KNOWLEDGE_EMBED_ON_SAVE = env.bool("KNOWLEDGE_EMBED_ON_SAVE", default=True)
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

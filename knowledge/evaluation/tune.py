@@ -28,9 +28,10 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from knowledge.offline_catalog import load_package_folder  # noqa: E402
+from knowledge.offline_catalog import folder_dense, load_package_folder  # noqa: E402
 from knowledge.retrieval.evaluation import evaluate_report, load_queries  # noqa: E402
 from knowledge.retrieval import RouterConfig, RouterIndex  # noqa: E402
+from knowledge.retrieval.fusion import DEFAULT_WEIGHTS  # noqa: E402
 
 CATALOGS = ROOT / "knowledge" / "evaluation" / "catalogs"
 # Every file tuning reads. Dev splits only: the test splits are reported, never tuned on.
@@ -73,11 +74,22 @@ def context_of(row):
     return focus, tuple(parents), page
 
 
+_DENSE: dict[str, object] = {}
+
+
+def dense_of(name: str, entries):
+    """The catalog's entry vectors (cached on disk and per process); None with the model off."""
+    key = f"{name}:{len(entries)}"
+    if key not in _DENSE:
+        _DENSE[key] = folder_dense(entries)
+    return _DENSE[key]
+
+
 def run(config: RouterConfig, name: str, entries=None, queries=None):
     packages, questions = TUNING_INPUTS[name]
     entries = entries if entries is not None else load_package_folder(packages)
     queries = queries if queries is not None else tuning_questions(name)
-    index = RouterIndex(entries, config=config)
+    index = RouterIndex(entries, config=config, dense=dense_of(name, entries))
 
     def route(row):
         focus, parents, page = context_of(row)
@@ -106,6 +118,11 @@ GRIDS = {
         "full_relative_fused": [0.35, 0.5],
         "unknown_term_weight": [1.0, 1.5],
     },
+    "dense": {
+        "weights": [{**DEFAULT_WEIGHTS, "dense": w} for w in (0.0, 1.0, 2.0, 3.0)],
+        "dense_top_k": [5, 10],
+        "dense_full_lift": [0.04, 0.05, 0.06, 0.07, 9.0],
+    },
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}
@@ -132,7 +149,7 @@ def rerank_training_rows(config: RouterConfig, name: str, entries, queries):
     from knowledge.retrieval.signals import route_part
     from knowledge.retrieval.splitting import split_parts
 
-    index = RouterIndex(entries, config=replace(config, rerank_weights=None))
+    index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
     index.collect_features = True
     xs, ys = [], []
     for row in queries:

@@ -21,6 +21,8 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     "semantic_page": 0.8,
     # One hop from a strong hit, damped further by the hop itself.
     "wikilink": 0.6,
+    # Sentence-embedding similarity (knowledge/retrieval/dense.py); 0 when no vectors exist.
+    "dense": 0.0,
 }
 DEFAULT_RRF_K = 5
 
