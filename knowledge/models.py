@@ -148,6 +148,12 @@ class FetchFeedback(models.Model):
         help_text="The router's best entries for the question before feedback: another wording "
         "with the same best entries is the same need.",
     )
+    question_vector = models.BinaryField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The question part's sentence-embedding vector (float32): paraphrases inherit by cosine.",
+    )
     last_fetched_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 

@@ -60,6 +60,6 @@ def embedding_cache() -> EmbeddingCache:
     return EmbeddingCache(root / "embeddings")
 
 
-def folder_dense(entries) -> DenseIndex | None:
+def folder_dense(entries, body_chars: int | None = None) -> DenseIndex | None:
     """Entry vectors for a folder catalog (None when the model is switched off or missing)."""
-    return folder_dense_index(entries, embedding_cache())
+    return folder_dense_index(entries, embedding_cache(), body_chars=body_chars)

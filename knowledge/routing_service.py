@@ -43,6 +43,7 @@ from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
+from knowledge.retrieval.signals import part_key
 from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)
@@ -117,6 +118,21 @@ def _dense_of(catalog):
             for e in catalog.entries
         ]
     )
+
+
+def _part_text(index: RouterIndex, message: str, key: str) -> str:
+    """The part of the message whose feedback key is ``key`` (read only when a feedback row has a vector)."""
+    return next((p for p in split_parts(message) or [message] if part_key(index, p) == key), "")
+
+
+def _question_vector(text: str) -> np.ndarray | None:
+    """A question part's sentence-embedding vector (cached per text), or None with the model off."""
+    if not text.strip() or not embeddings.enabled():
+        return None
+    try:
+        return embeddings.embed_query(text)
+    except embeddings.EmbeddingsUnavailable:
+        return None
 
 
 def _config_fingerprint(config: RouterConfig) -> str:
@@ -259,8 +275,14 @@ def route_context(
         def feedback_for(part_key: str) -> dict[str, float]:
             return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
 
-        def related_for(part_key: str, ranking: list[str]) -> dict[str, float]:
-            return related_feedback_weights(key=part_key, ranking=ranking, tenant_id=tenant_id, version=fb_version)
+        def related_for(key: str, ranking: list[str]) -> dict[str, float]:
+            return related_feedback_weights(
+                key=key,
+                ranking=ranking,
+                tenant_id=tenant_id,
+                version=fb_version,
+                vector_of=lambda: _question_vector(_part_text(index, message, key)),
+            )
 
         result = index.route(
             message,
@@ -337,6 +359,11 @@ def fetch_feedback_record(
     # ranking before feedback is stored, so another wording of the same need benefits too.
     result = route_context(message=query, tenant=tenant)
     signatures = dict(zip((query_key(p) for p in parts), result.part_rankings))
+    vectors = {}
+    for p in parts:
+        vector = _question_vector(p)
+        if vector is not None:
+            vectors[query_key(p)] = np.asarray(vector, dtype="<f4").tobytes()
     if was_listed is None or len(keys) > 1:
         if package_id in result.full_ids:
             return []
@@ -350,7 +377,9 @@ def fetch_feedback_record(
                 keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
     elif not was_listed:
         return []
-    return fetch_feedback_rows_record(keys=keys, package_id=package_id, tenant=tenant, signatures=signatures)
+    return fetch_feedback_rows_record(
+        keys=keys, package_id=package_id, tenant=tenant, signatures=signatures, vectors=vectors
+    )
 
 
 def fetch_feedback_record_for_session(*, session_key: str, package_id: str, tenant=None) -> list[FetchFeedback]:

@@ -265,6 +265,9 @@ KNOWLEDGE_FEEDBACK_SIMILARITY = 0.6
 # Another wording of the same need (same best entry before feedback, top entries
 # overlapping this much) inherits the feedback too: paraphrases share few words.
 KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY = 0.6
+# ... or when the two questions' sentence-embedding vectors have at least this cosine (chosen by
+# leave-one-catalog-out over the dev splits' question pairs; docs/retrieval.md, "Fetch feedback").
+KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY = 0.88
 # Query expansion (docs/retrieval.md, chosen by leave-one-catalog-out CV on the dev
 # splits): English/Spanish words the catalog does not hold are translated into its
 # language with the FreeDict lexicon at this weight (0 turns it off). Cognates (off)

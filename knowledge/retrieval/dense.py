@@ -153,11 +153,13 @@ class EmbeddingCache:
         return out
 
 
-def folder_dense_index(entries: Sequence, cache: EmbeddingCache | None, **kwargs) -> DenseIndex | None:
+def folder_dense_index(
+    entries: Sequence, cache: EmbeddingCache | None, *, body_chars: int | None = None, **kwargs
+) -> DenseIndex | None:
     """A DenseIndex for in-memory entries (vectors from the cache, else computed); None when the model is off."""
     if not entries or not embeddings.available():
         return None
-    texts = [passage_text(e) for e in entries]
+    texts = [passage_text(e, PASSAGE_BODY_CHARS if body_chars is None else body_chars) for e in entries]
     if cache is None:
         vectors = embeddings.embed_passages(texts)
     else:

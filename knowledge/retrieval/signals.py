@@ -109,6 +109,15 @@ def query_slots(index: RouterIndex, text: str) -> list[Slot]:
     return [_term_slot(index, term) for term in dict.fromkeys(analyze(text))]
 
 
+def slots_key(slots: Sequence[Slot]) -> str:
+    """A part's feedback key: its terms as the index reads them (translations and corrections included)."""
+    return " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+
+
+def part_key(index: RouterIndex, text: str) -> str:
+    return slots_key(query_slots(index, text))
+
+
 def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
     weights: dict[str, float] = {}
     for slot in slots:
@@ -453,7 +462,7 @@ def route_part(
     if not cascade:
         _dense_signal(index, signals, text)
 
-    key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+    key = slots_key(slots)
     # Only the service asks for it (to compare wordings of one need): not paid for on a plain route.
     base_ranking = _base_ranking(index, signals) if related_feedback is not None else []
     if base_ranking:
