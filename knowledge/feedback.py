@@ -262,7 +262,7 @@ def related_feedback_weights(
         return {}
     now = now or timezone.now()
     threshold = float(getattr(settings, "KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY", 0.6))
-    cosine_floor = float(getattr(settings, "KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY", 0.88))
+    cosine_floor = float(getattr(settings, "KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY", 0.86))
     hl = half_life_seconds()
     terms = set(key.split())
     top = set(ranking)

@@ -104,6 +104,7 @@ def router_config() -> RouterConfig:
         cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),
         synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
         catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
+        dense_gate=str(getattr(settings, "KNOWLEDGE_DENSE_GATE", default.dense_gate)),
     )
 
 

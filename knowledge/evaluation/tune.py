@@ -40,6 +40,8 @@ TUNING_INPUTS = {
     "sample": (ROOT / "knowledge" / "catalog", CATALOGS / "sample" / "questions.dev.json"),
     "saas": (CATALOGS / "saas" / "packages", CATALOGS / "saas" / "questions.dev.json"),
     "hr": (CATALOGS / "hr" / "packages", CATALOGS / "hr" / "questions.dev.json"),
+    "hospital": (CATALOGS / "hospital" / "packages", CATALOGS / "hospital" / "questions.dev.json"),
+    "university": (CATALOGS / "university" / "packages", CATALOGS / "university" / "questions.dev.json"),
 }
 
 
@@ -126,6 +128,7 @@ GRIDS = {
         "dense_full_lift": [0.05, 0.06, 0.07, 9.0],
         "dense_gate": ["always", "bm25_strong"],
     },
+
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}
@@ -247,6 +250,7 @@ def feedback_loco(base: RouterConfig, data) -> dict:
         others = [n for n in data if n != held]
         best = max((f"cosine {t}" for t in FEEDBACK_COSINES), key=lambda label: (score(label, others), label))
         out[held] = {"chosen": best, "held_out": per[held][best], "signature only": per[held]["signature"]}
+    out["pooled"] = {f"cosine {t}": score(f"cosine {t}", list(data)) for t in FEEDBACK_COSINES}
     return out
 
 
