@@ -128,7 +128,6 @@ GRIDS = {
         "dense_full_lift": [0.05, 0.06, 0.07, 9.0],
         "dense_gate": ["always", "bm25_strong"],
     },
-
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}
