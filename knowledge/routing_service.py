@@ -360,11 +360,6 @@ def fetch_feedback_record(
     # ranking before feedback is stored, so another wording of the same need benefits too.
     result = route_context(message=query, tenant=tenant)
     signatures = dict(zip((query_key(p) for p in parts), result.part_rankings))
-    vectors = {}
-    for p in parts:
-        vector = _question_vector(p)
-        if vector is not None:
-            vectors[query_key(p)] = np.asarray(vector, dtype="<f4").tobytes()
     if was_listed is None or len(keys) > 1:
         if package_id in result.full_ids:
             return []
@@ -378,6 +373,12 @@ def fetch_feedback_record(
                 keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
     elif not was_listed:
         return []
+    # Each part's sentence vector: a paraphrase of it inherits by meaning (feedback.related_feedback_weights).
+    vectors = {}
+    for p in parts:
+        vector = _question_vector(p)
+        if vector is not None:
+            vectors[query_key(p)] = np.asarray(vector, dtype="<f4").tobytes()
     return fetch_feedback_rows_record(
         keys=keys, package_id=package_id, tenant=tenant, signatures=signatures, vectors=vectors
     )
