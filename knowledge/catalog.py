@@ -40,10 +40,12 @@ class Catalog:
     entries: tuple[PackageEntry, ...]
     # Curators' synonym sets, applied to questions by the router.
     synonyms: tuple[tuple[str, ...], ...] = ()
+    # package_id → stored passage vector of its current revision (float32 bytes; knowledge/embeddings.py).
+    vectors: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
 
     @classmethod
-    def build(cls, version: int, entries: list[PackageEntry], synonyms=()) -> "Catalog":
+    def build(cls, version: int, entries: list[PackageEntry], synonyms=(), vectors=None) -> "Catalog":
         by_key: dict[str, PackageEntry] = {}
         for entry in entries:
             by_key[normalize_package_key(entry.package_id)] = entry
@@ -51,7 +53,11 @@ class Catalog:
             for alias in entry.aliases:
                 by_key.setdefault(normalize_package_key(alias), entry)
         return cls(
-            version=version, entries=tuple(entries), synonyms=tuple(tuple(s) for s in synonyms), _by_key=by_key
+            version=version,
+            entries=tuple(entries),
+            synonyms=tuple(tuple(s) for s in synonyms),
+            vectors=dict(vectors or {}),
+            _by_key=by_key,
         )
 
     def __len__(self) -> int:
@@ -110,7 +116,9 @@ def _load(version: int) -> Catalog:
         if p.body.strip()
     ]
     synonyms = [tuple(terms) for terms in SynonymSet.objects.filter(is_active=True).values_list("terms", flat=True)]
-    return Catalog.build(version, entries, synonyms)
+    from knowledge.embeddings import catalog_vectors
+
+    return Catalog.build(version, entries, synonyms, catalog_vectors(rows))
 
 
 def get_active_catalog() -> Catalog:

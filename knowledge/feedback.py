@@ -14,13 +14,16 @@ from __future__ import annotations
 import logging
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from common.text import embeddings
 from knowledge.models import FetchFeedback
 
 logger = logging.getLogger(__name__)
@@ -47,7 +50,9 @@ def _bump_feedback_version() -> None:
 # ------------------------------------------------------------------ writes
 
 
-def _record(*, key: str, package_id: str, tenant, now, signature: list[str] | None = None) -> FetchFeedback:
+def _record(
+    *, key: str, package_id: str, tenant, now, signature: list[str] | None = None, vector: bytes | None = None
+) -> FetchFeedback:
     lookup = {"query_key": key, "package_id": package_id, "tenant": tenant}
     for _ in range(2):  # a concurrent first insert loses the race once, then updates
         try:
@@ -63,6 +68,8 @@ def _record(*, key: str, package_id: str, tenant, now, signature: list[str] | No
                 row.last_fetched_at = now
                 if signature:
                     row.signature = list(signature)
+                if vector:
+                    row.question_vector = vector
                 row.full_clean(validate_constraints=False)
                 row.save()
                 return row
@@ -72,15 +79,28 @@ def _record(*, key: str, package_id: str, tenant, now, signature: list[str] | No
 
 
 def fetch_feedback_rows_record(
-    *, keys: list[str], package_id: str, tenant=None, signatures: dict[str, list[str]] | None = None
+    *,
+    keys: list[str],
+    package_id: str,
+    tenant=None,
+    signatures: dict[str, list[str]] | None = None,
+    vectors: dict[str, bytes] | None = None,
 ) -> list[FetchFeedback]:
     """One row per question key (weights decay, then +1), with that part's ranking before
-    feedback (``signatures``) so another wording of the same need benefits; readers see
-    them after commit."""
+    feedback (``signatures``) and its sentence-embedding vector (``vectors``) so another
+    wording of the same need benefits; readers see them after commit."""
     signatures = signatures or {}
+    vectors = vectors or {}
     now = timezone.now()
     rows = [
-        _record(key=key, package_id=package_id, tenant=tenant, now=now, signature=signatures.get(key))
+        _record(
+            key=key,
+            package_id=package_id,
+            tenant=tenant,
+            now=now,
+            signature=signatures.get(key),
+            vector=vectors.get(key),
+        )
         for key in dict.fromkeys(keys)
     ]
     transaction.on_commit(_bump_feedback_version)
@@ -119,6 +139,7 @@ class _Row:
     weight: float
     last_fetched_at: object
     signature: tuple[str, ...] = ()
+    vector: np.ndarray | None = None
 
 
 class _Snapshot:
@@ -131,7 +152,7 @@ class _Snapshot:
         for i, row in enumerate(rows):
             for t in row.terms:
                 self.by_term.setdefault(t, []).append(i)
-            if row.signature:
+            if row.signature or row.vector is not None:
                 self.by_package.setdefault(row.package_id, []).append(i)
 
 
@@ -139,11 +160,18 @@ _lock = threading.Lock()
 _snapshot: _Snapshot | None = None
 
 
+def _vector(raw) -> np.ndarray | None:
+    if not raw:
+        return None
+    vector = np.frombuffer(bytes(raw), dtype="<f4")
+    return vector if vector.shape == (embeddings.DIM,) else None
+
+
 def _load_snapshot(version: int) -> _Snapshot:
     rows = [
-        _Row(frozenset(key.split()), pid, tenant_id, weight, last, tuple(signature or ()))
-        for key, pid, tenant_id, weight, last, signature in FetchFeedback.objects.values_list(
-            "query_key", "package_id", "tenant_id", "weight", "last_fetched_at", "signature"
+        _Row(frozenset(key.split()), pid, tenant_id, weight, last, tuple(signature or ()), _vector(vector))
+        for key, pid, tenant_id, weight, last, signature, vector in FetchFeedback.objects.values_list(
+            "query_key", "package_id", "tenant_id", "weight", "last_fetched_at", "signature", "question_vector"
         )
     ]
     return _Snapshot(version, rows)
@@ -202,20 +230,30 @@ def feedback_weights(*, key: str, tenant_id: int | None, version: int, now=None)
 
 
 def related_feedback_weights(
-    *, key: str, ranking: list[str], tenant_id: int | None, version: int, now=None
+    *,
+    key: str,
+    ranking: list[str],
+    tenant_id: int | None,
+    version: int,
+    now=None,
+    vector_of: Callable[[], np.ndarray | None] | None = None,
 ) -> dict[str, float]:
     """Feedback learnt on another wording of the same need.
 
     A paraphrase often shares no word with the question the feedback was
     learnt on ("Se eu pagar a mais, em quantos dias sai o resultado?" after
     "Qual o prazo com urgência?"), so term similarity cannot find it. The
-    router's own reading can: a stored row counts when, before any feedback,
-    both questions have the **same best entry** and their top entries overlap
-    by at least KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY (Jaccard), and the
-    fetched entry is among the new question's top entries (the router already
-    finds it relevant). Same best entry keeps "Quanto custa o Sanger?" from
-    inheriting what was learnt on "Qual o prazo do Sanger?". Weighted by the
-    overlap, decayed like the rest; another tenant's rows never count.
+    router's own reading can. Before any feedback both questions must have the
+    **same best entry** (this keeps "Qual o prazo do Sanger?" from inheriting
+    what was learnt on "Quanto custa o Sanger?": their sentence vectors are
+    close, same product, but the need differs), and then either their top
+    entries overlap by at least KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY
+    (Jaccard) or the cosine of the questions' sentence-embedding vectors
+    (``vector_of()``, called only when a row has one) is at least
+    KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY (chosen on the dev splits' question
+    pairs, docs/retrieval.md); the better of the two weighs. The fetched entry
+    must be among the new question's top entries (the router already finds it
+    relevant); decayed like the rest; another tenant's rows never count.
     """
     if not ranking:
         return {}
@@ -224,21 +262,30 @@ def related_feedback_weights(
         return {}
     now = now or timezone.now()
     threshold = float(getattr(settings, "KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY", 0.6))
+    cosine_floor = float(getattr(settings, "KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY", 0.86))
     hl = half_life_seconds()
     terms = set(key.split())
     top = set(ranking)
+    query_vector: list[np.ndarray | None] = []  # computed once, on the first row that has a vector
     out: dict[str, float] = {}
     for package_id in ranking:
         for i in snap.by_package.get(package_id, ()):
             row = snap.rows[i]
-            if row.tenant_id is not None and row.tenant_id != tenant_id:
+            if (row.tenant_id is not None and row.tenant_id != tenant_id) or row.terms == terms:
                 continue
-            if row.terms == terms or not row.signature or row.signature[0] != ranking[0]:
+            if not row.signature or row.signature[0] != ranking[0]:
                 continue
             overlap = len(top & set(row.signature)) / len(top | set(row.signature))
-            if overlap < threshold:
+            similarity = overlap if overlap >= threshold else 0.0
+            if row.vector is not None and vector_of is not None:
+                if not query_vector:
+                    query_vector.append(vector_of())
+                if query_vector[0] is not None:
+                    cosine = float(row.vector @ query_vector[0])
+                    similarity = max(similarity, cosine if cosine >= cosine_floor else 0.0)
+            if similarity <= 0.0:
                 continue
             age = max((now - row.last_fetched_at).total_seconds(), 0.0)
-            weight = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0) * overlap
+            weight = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0) * similarity
             out[package_id] = max(out.get(package_id, 0.0), weight)
     return out

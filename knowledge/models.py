@@ -148,6 +148,12 @@ class FetchFeedback(models.Model):
         help_text="The router's best entries for the question before feedback: another wording "
         "with the same best entries is the same need.",
     )
+    question_vector = models.BinaryField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The question part's sentence-embedding vector (float32): paraphrases inherit by cosine.",
+    )
     last_fetched_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
 
@@ -228,3 +234,20 @@ class RevisionSearchTerms(models.Model):
 
     def __str__(self) -> str:
         return f"{self.revision} search terms"
+
+
+class RevisionEmbedding(models.Model):
+    """A revision's sentence-embedding vector for the router's dense signal (knowledge/embeddings.py).
+
+    Computed when the revision is written (a Celery task), or by `embed_packages`;
+    a revision without one (or with another model's) simply lacks the signal.
+    """
+
+    revision = models.OneToOneField(PackageRevision, on_delete=models.CASCADE, related_name="embedding")
+    model_id = models.CharField(max_length=100, help_text="Vectors of different models are not comparable.")
+    text_digest = models.CharField(max_length=64, help_text="sha256 of the model id and the embedded text.")
+    vector = models.BinaryField(help_text="float32 little-endian, unit length.")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    def __str__(self) -> str:
+        return f"{self.revision} embedding ({self.model_id})"

@@ -7,10 +7,12 @@ written to the database catalog and nothing it holds is read.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
 
 from knowledge.package_files import package_files_in, parse_package_file
 from knowledge.retrieval import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval.dense import DenseIndex, EmbeddingCache, folder_dense_index
 
 
 def load_package_folder(directory: str | Path) -> list[Entry]:
@@ -48,4 +50,16 @@ def load_package_folder(directory: str | Path) -> list[Entry]:
 
 
 def folder_index(directory: str | Path, config: RouterConfig | None = None) -> RouterIndex:
-    return RouterIndex(load_package_folder(directory), config=config)
+    entries = load_package_folder(directory)
+    return RouterIndex(entries, config=config, dense=folder_dense(entries))
+
+
+def embedding_cache() -> EmbeddingCache:
+    """Passage vectors of folder catalogs, cached under the var dir (re-evaluating never re-embeds)."""
+    root = Path(os.environ.get("CONTEXTO_VAR_DIR") or Path(__file__).resolve().parents[1] / "var")
+    return EmbeddingCache(root / "embeddings")
+
+
+def folder_dense(entries, body_chars: int | None = None) -> DenseIndex | None:
+    """Entry vectors for a folder catalog (None when the model is switched off or missing)."""
+    return folder_dense_index(entries, embedding_cache(), body_chars=body_chars)

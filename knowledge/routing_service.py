@@ -24,10 +24,11 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 
-from common.text import query_key
+from common.text import embeddings, query_key
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
     FEEDBACK_VERSION_KEY,
@@ -38,9 +39,11 @@ from knowledge.feedback import (
     session_routes_remember,
 )
 from knowledge.models import FetchFeedback
+from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
+from knowledge.retrieval.signals import part_key
 from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)
@@ -101,7 +104,36 @@ def router_config() -> RouterConfig:
         cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),
         synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
         catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
+        dense_gate=str(getattr(settings, "KNOWLEDGE_DENSE_GATE", default.dense_gate)),
     )
+
+
+def _dense_of(catalog):
+    """The catalog's stored entry vectors for the dense signal; None without any, or with the model off."""
+    vectors = getattr(catalog, "vectors", None)
+    if not vectors or not embeddings.available():
+        return None
+    return DenseIndex.from_rows(
+        [
+            np.frombuffer(vectors[e.package_id], dtype="<f4") if e.package_id in vectors else None
+            for e in catalog.entries
+        ]
+    )
+
+
+def _part_text(index: RouterIndex, message: str, key: str) -> str:
+    """The part of the message whose feedback key is ``key`` (read only when a feedback row has a vector)."""
+    return next((p for p in split_parts(message) or [message] if part_key(index, p) == key), "")
+
+
+def _question_vector(text: str) -> np.ndarray | None:
+    """A question part's sentence-embedding vector (cached per text), or None with the model off."""
+    if not text.strip() or not embeddings.enabled():
+        return None
+    try:
+        return embeddings.embed_query(text)
+    except embeddings.EmbeddingsUnavailable:
+        return None
 
 
 def _config_fingerprint(config: RouterConfig) -> str:
@@ -168,7 +200,7 @@ class RouterIndexHolder:
         synonyms = getattr(catalog, "synonyms", ())
         if synonyms:
             config = replace(config, synonyms=synonyms)
-        index = RouterIndex(catalog.entries, config=config, version=catalog.version)
+        index = RouterIndex(catalog.entries, config=config, version=catalog.version, dense=_dense_of(catalog))
         index.source = catalog
         self.builds += 1
         logger.info(
@@ -244,8 +276,14 @@ def route_context(
         def feedback_for(part_key: str) -> dict[str, float]:
             return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
 
-        def related_for(part_key: str, ranking: list[str]) -> dict[str, float]:
-            return related_feedback_weights(key=part_key, ranking=ranking, tenant_id=tenant_id, version=fb_version)
+        def related_for(key: str, ranking: list[str]) -> dict[str, float]:
+            return related_feedback_weights(
+                key=key,
+                ranking=ranking,
+                tenant_id=tenant_id,
+                version=fb_version,
+                vector_of=lambda: _question_vector(_part_text(index, message, key)),
+            )
 
         result = index.route(
             message,
@@ -335,7 +373,15 @@ def fetch_feedback_record(
                 keys = [keys[p] for p in sorted(mentioned) if p < len(keys)] or keys
     elif not was_listed:
         return []
-    return fetch_feedback_rows_record(keys=keys, package_id=package_id, tenant=tenant, signatures=signatures)
+    # Each part's sentence vector: a paraphrase of it inherits by meaning (feedback.related_feedback_weights).
+    vectors = {}
+    for p in parts:
+        vector = _question_vector(p)
+        if vector is not None:
+            vectors[query_key(p)] = np.asarray(vector, dtype="<f4").tobytes()
+    return fetch_feedback_rows_record(
+        keys=keys, package_id=package_id, tenant=tenant, signatures=signatures, vectors=vectors
+    )
 
 
 def fetch_feedback_record_for_session(*, session_key: str, package_id: str, tenant=None) -> list[FetchFeedback]:

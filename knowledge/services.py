@@ -118,6 +118,9 @@ def _write_revision(package: Package, *, action: str, acting_user, note: str) ->
     from knowledge.search_terms import search_terms_request  # it imports the models this module writes
 
     search_terms_request(revision)
+    from knowledge.embeddings import embedding_request
+
+    embedding_request(revision)
     return revision
 
 

@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from knowledge.embeddings import revision_embedding_compute
 from knowledge.search_terms import search_terms_propose
 
 
@@ -17,3 +18,16 @@ from knowledge.search_terms import search_terms_propose
 def suggest_search_terms(revision_pk: int) -> dict | None:
     record = search_terms_propose(revision_pk=revision_pk)
     return None if record is None else {"status": record.status}
+
+
+@shared_task(
+    name="knowledge.embed_revision",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    max_retries=5,
+)
+def embed_revision(revision_pk: int) -> bool:
+    """The revision's passage vector for the router's dense signal (idempotent)."""
+    return revision_embedding_compute(revision_pk=revision_pk)

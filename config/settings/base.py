@@ -265,6 +265,9 @@ KNOWLEDGE_FEEDBACK_SIMILARITY = 0.6
 # Another wording of the same need (same best entry before feedback, top entries
 # overlapping this much) inherits the feedback too: paraphrases share few words.
 KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY = 0.6
+# ... or when the two questions' sentence-embedding vectors have at least this cosine (chosen by
+# leave-one-catalog-out over the dev splits' question pairs; docs/retrieval.md, "Fetch feedback").
+KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY = 0.86
 # Query expansion (docs/retrieval.md, chosen by leave-one-catalog-out CV on the dev
 # splits): English/Spanish words the catalog does not hold are translated into its
 # language with the FreeDict lexicon at this weight (0 turns it off). Cognates (off)
@@ -276,6 +279,13 @@ KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
 # configured (not the offline provider), a Celery task asks it for en/es search terms;
 # curators accept or edit them in the admin (knowledge/search_terms.py).
 KNOWLEDGE_SEARCH_TERMS_ON_SAVE = env.bool("KNOWLEDGE_SEARCH_TERMS_ON_SAVE", default=True)
+# Each saved revision's passage vector for the router's dense signal (a Celery task on commit;
+# knowledge/embeddings.py). Off, vectors come only from `manage.py embed_packages`.
+KNOWLEDGE_EMBED_ON_SAVE = env.bool("KNOWLEDGE_EMBED_ON_SAVE", default=True)
+# When a question is embedded for the dense signal: "bm25_strong" (default) skips it when BM25's
+# best entry is already a strong match (~1/3 of real questions embed: route p50 stays put);
+# "always" embeds every question (a little better on the dev splits, +20 ms per route).
+KNOWLEDGE_DENSE_GATE = env.str("KNOWLEDGE_DENSE_GATE", default="bm25_strong")
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

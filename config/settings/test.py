@@ -42,3 +42,6 @@ KNOWLEDGE_CATALOG_DIRS = [BASE_DIR / "knowledge" / "catalog"]  # noqa: F405
 # A scripted model server in a test answers the turn, not a package save's search-terms request;
 # tests/knowledge/router/test_search_terms.py turns it on where it is the subject.
 KNOWLEDGE_SEARCH_TERMS_ON_SAVE = False
+# Tasks run eagerly here: embedding every package a test saves would slow the suite and give the
+# router a signal most tests are not about; the dense tests switch it on (tests/knowledge/router/test_dense.py).
+KNOWLEDGE_EMBED_ON_SAVE = False

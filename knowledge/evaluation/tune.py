@@ -28,9 +28,11 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from knowledge.offline_catalog import load_package_folder  # noqa: E402
+from knowledge.offline_catalog import folder_dense, load_package_folder  # noqa: E402
 from knowledge.retrieval.evaluation import evaluate_report, load_queries  # noqa: E402
 from knowledge.retrieval import RouterConfig, RouterIndex  # noqa: E402
+from knowledge.retrieval.dense import PASSAGE_BODY_CHARS  # noqa: E402
+from knowledge.retrieval.fusion import DEFAULT_WEIGHTS  # noqa: E402
 
 CATALOGS = ROOT / "knowledge" / "evaluation" / "catalogs"
 # Every file tuning reads. Dev splits only: the test splits are reported, never tuned on.
@@ -38,6 +40,8 @@ TUNING_INPUTS = {
     "sample": (ROOT / "knowledge" / "catalog", CATALOGS / "sample" / "questions.dev.json"),
     "saas": (CATALOGS / "saas" / "packages", CATALOGS / "saas" / "questions.dev.json"),
     "hr": (CATALOGS / "hr" / "packages", CATALOGS / "hr" / "questions.dev.json"),
+    "hospital": (CATALOGS / "hospital" / "packages", CATALOGS / "hospital" / "questions.dev.json"),
+    "university": (CATALOGS / "university" / "packages", CATALOGS / "university" / "questions.dev.json"),
 }
 
 
@@ -73,11 +77,23 @@ def context_of(row):
     return focus, tuple(parents), page
 
 
-def run(config: RouterConfig, name: str, entries=None, queries=None):
+_DENSE: dict[str, object] = {}
+
+
+def dense_of(name: str, entries, body_chars: int = PASSAGE_BODY_CHARS):
+    """The catalog's entry vectors (cached on disk and per process); None with the model off."""
+    key = f"{name}:{len(entries)}:{body_chars}"
+    if key not in _DENSE:
+        _DENSE[key] = folder_dense(entries, body_chars=body_chars)
+    return _DENSE[key]
+
+
+def run(config: RouterConfig, name: str, entries=None, queries=None, body_chars: int = PASSAGE_BODY_CHARS):
+    """``body_chars``: the passage recipe's body length (what entries are embedded as, not a router setting)."""
     packages, questions = TUNING_INPUTS[name]
     entries = entries if entries is not None else load_package_folder(packages)
     queries = queries if queries is not None else tuning_questions(name)
-    index = RouterIndex(entries, config=config)
+    index = RouterIndex(entries, config=config, dense=dense_of(name, entries, body_chars))
 
     def route(row):
         focus, parents, page = context_of(row)
@@ -106,6 +122,12 @@ GRIDS = {
         "full_relative_fused": [0.35, 0.5],
         "unknown_term_weight": [1.0, 1.5],
     },
+    "dense": {
+        "body_chars": [0, 150, 300],
+        "weights": [{**DEFAULT_WEIGHTS, "dense": w} for w in (0.0, 1.0, 2.0, 3.0)],
+        "dense_full_lift": [0.05, 0.06, 0.07, 9.0],
+        "dense_gate": ["always", "bm25_strong"],
+    },
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}
@@ -132,7 +154,7 @@ def rerank_training_rows(config: RouterConfig, name: str, entries, queries):
     from knowledge.retrieval.signals import route_part
     from knowledge.retrieval.splitting import split_parts
 
-    index = RouterIndex(entries, config=replace(config, rerank_weights=None))
+    index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
     index.collect_features = True
     xs, ys = [], []
     for row in queries:
@@ -181,25 +203,81 @@ def rerank_loco(base: RouterConfig, data) -> dict:
     return out
 
 
+FEEDBACK_COSINES = (0.84, 0.86, 0.88, 0.9, 0.92)
+# A false carry-over promotes a wrong body into a stranger's answer: it costs this many right ones.
+FEEDBACK_FALSE_COST = 5
+
+
+def feedback_pairs(config: RouterConfig, name: str, entries, queries) -> dict:
+    """Ordered pairs of single-answer questions: would feedback learnt on one carry over to the other?
+
+    The rule of ``knowledge.feedback.related_feedback_weights``: same best entry before feedback, the
+    fetched entry among the other's top entries, and top-entry overlap ≥ 0.6 (signature) or question
+    cosine ≥ τ. A pair is right when both questions expect the same entry.
+    """
+    from common.text import embeddings
+
+    rows = [r for r in queries if len(r["expected"]) == 1 and not r.get("context") and r.get("type") != "multi"]
+    index = RouterIndex(entries, config=config, dense=dense_of(name, entries))
+    ranks = [index.route(r["query"], related_feedback=lambda k, rr: {}).part_rankings[0] for r in rows]
+    vectors = embeddings.embed_queries([r["query"] for r in rows])
+    counts = {"signature": [0, 0]} | {f"cosine {t}": [0, 0] for t in FEEDBACK_COSINES}
+    for a, b in itertools.permutations(range(len(rows)), 2):
+        ra, rb, fetched = ranks[a], ranks[b], rows[a]["expected"][0]
+        if not (ra and rb and ra[0] == rb[0] and fetched in rb):
+            continue
+        right = int(rows[a]["expected"] == rows[b]["expected"])
+        signature = len(set(ra) & set(rb)) / len(set(ra) | set(rb)) >= 0.6
+        cosine = float(vectors[a] @ vectors[b])
+        for label, fires in [("signature", signature)] + [
+            (f"cosine {t}", signature or cosine >= t) for t in FEEDBACK_COSINES
+        ]:
+            if fires:
+                counts[label][1 - right] += 1
+    return counts
+
+
+def feedback_loco(base: RouterConfig, data) -> dict:
+    """The question-cosine floor for feedback carry-over, chosen on the other catalogs' pairs."""
+    per = {n: feedback_pairs(base, n, *data[n]) for n in data}
+
+    def score(label, names):
+        return sum(per[n][label][0] - FEEDBACK_FALSE_COST * per[n][label][1] for n in names)
+
+    out = {"pairs (right, wrong)": per}
+    for held in data:
+        others = [n for n in data if n != held]
+        best = max((f"cosine {t}" for t in FEEDBACK_COSINES), key=lambda label: (score(label, others), label))
+        out[held] = {"chosen": best, "held_out": per[held][best], "signature only": per[held]["signature"]}
+    out["pooled"] = {f"cosine {t}": score(f"cosine {t}", list(data)) for t in FEEDBACK_COSINES}
+    return out
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--grid", default="crosslang", choices=sorted(GRIDS))
     parser.add_argument("--base", default="{}", help="JSON of RouterConfig fields every candidate starts from")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rerank", action="store_true", help="Train and measure the learned re-ranker (LOCO)")
+    parser.add_argument("--feedback", action="store_true", help="Choose the feedback question-cosine floor (LOCO)")
     args = parser.parse_args()
     base = replace(RouterConfig(), **json.loads(args.base))
     data = {n: (load_package_folder(p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}
     if args.rerank:
         print(json.dumps(rerank_loco(base, data), indent=1))
         return
+    if args.feedback:
+        print(json.dumps(feedback_loco(base, data), indent=1))
+        return
     rows = []
     for cand in candidates(GRIDS[args.grid]):
-        config = replace(base, **cand)
+        settings = dict(cand)
+        body_chars = settings.pop("body_chars", PASSAGE_BODY_CHARS)
+        config = replace(base, **settings)
         scores = {}
         figures = {}
         for n, (entries, queries) in data.items():
-            report = run(config, n, entries, queries)
+            report = run(config, n, entries, queries, body_chars)
             scores[n] = objective(report)
             k = report.by_kind()["all"]
             par = report.parity()
@@ -213,7 +291,7 @@ def main() -> None:
         rows.append((cand, scores, figures))
         if not args.json:
             print(
-                json.dumps(cand),
+                json.dumps({k: v.get("dense", v) if k == "weights" else v for k, v in cand.items()}),
                 " ".join(f"{n}={scores[n]:.3f}" for n in scores),
                 f"sum={sum(scores.values()):.3f}",
                 json.dumps(figures),

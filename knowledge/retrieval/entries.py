@@ -101,6 +101,18 @@ class RouterConfig:
     # at least ``rerank_full_probability`` makes it eligible for full.
     rerank_weights: tuple[float, ...] | None = None
     rerank_full_probability: float = 1.1
+    # Dense signal (knowledge/retrieval/dense.py): its weight is weights["dense"]; these shape it.
+    # Entries ranked by cosine with the question: at most this many, each at least
+    # ``dense_floor`` above the question's mean cosine over the catalog.
+    dense_top_k: int = 5
+    dense_floor: float = 0.0
+    # The dense top entry becomes eligible for full when its cosine stands this far above the
+    # question's mean cosine over the catalog ("lift": a question about nothing in particular is
+    # about equally close to every entry). > 2: never.
+    dense_full_lift: float = 0.06
+    # When to embed the question: "always", or skip it when the lexical signals already found the
+    # answer ("agreement": keyword and BM25 top the same strong entry; "bm25_strong": BM25's top is strong).
+    dense_gate: str = "bm25_strong"
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2

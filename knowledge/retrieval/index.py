@@ -37,6 +37,7 @@ from common.identifiers import WIKILINK_RE, normalize_package_key
 from common.text import analyze, analyze_identifier, query_key
 
 from .bm25 import SparseBM25Index
+from .dense import DenseIndex
 from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
@@ -49,7 +50,14 @@ from .typos import TypoExpander
 class RouterIndex:
     """Everything the router needs about one catalog version, built once."""
 
-    def __init__(self, entries: Sequence[EntryLike], *, config: RouterConfig | None = None, version: int = 0):
+    def __init__(
+        self,
+        entries: Sequence[EntryLike],
+        *,
+        config: RouterConfig | None = None,
+        version: int = 0,
+        dense: DenseIndex | None = None,
+    ):
         started = time.perf_counter()
         self.config = config or RouterConfig()
         self.version = version
@@ -101,6 +109,10 @@ class RouterIndex:
             digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
             digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
             digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
+        # Entry vectors for the dense signal (aligned with entries), or None: the signal is skipped.
+        self.dense = dense if dense is not None and len(dense) == len(self.entries) and dense.has_any else None
+        if self.dense is not None:
+            digest.update(f"dense\x00{self.dense.model_id}\x00{self.dense.present.tobytes().hex()}".encode())
         # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
         self.content_digest = digest.hexdigest()[:16]
         self.source: object = None

@@ -149,6 +149,15 @@ def query_slots(index: RouterIndex, text: str) -> list[Slot]:
     return slots
 
 
+def slots_key(slots: Sequence[Slot]) -> str:
+    """A part's feedback key: its terms as the index reads them (translations and corrections included)."""
+    return " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+
+
+def part_key(index: RouterIndex, text: str) -> str:
+    return slots_key(query_slots(index, text))
+
+
 def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
     weights: dict[str, float] = {}
     for slot in slots:
@@ -448,6 +457,39 @@ def _bm25_signal(
         signals.rankings["bm25"] = ranked
 
 
+def _lexically_answered(index: RouterIndex, signals: _Signals) -> bool:
+    """Keywords and BM25 agree on an entry they both find strong: the question needs no embedding."""
+    gate = index.config.dense_gate
+    if gate == "always":
+        return False
+    top_kw = signals.rankings.get("keyword", [None])[0]
+    top_bm25 = signals.rankings.get("bm25", [None])[0]
+    if gate == "agreement":
+        return top_bm25 is not None and top_bm25 == top_kw and top_bm25 in signals.eligible
+    return top_bm25 is not None and top_bm25 in signals.eligible  # "bm25_strong"
+
+
+def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
+    """Entries whose vector is closest to the question's (paraphrases, typos, other languages)."""
+    cfg = index.config
+    dense = index.dense
+    if dense is None or not cfg.weights.get("dense") or not text.strip() or _lexically_answered(index, signals):
+        return
+    vector = dense.query_vector(text)
+    if vector is None:
+        return
+    ranked, mean = dense.top_k(vector, cfg.dense_top_k)
+    hits = [(i, sim) for i, sim in ranked if sim - mean >= cfg.dense_floor]
+    if not hits:
+        return
+    signals.rankings["dense"] = [i for i, _ in hits]
+    for r, (i, sim) in enumerate(hits, 1):
+        signals.note(i, "dense", r, f"similarity {sim:.3f} (catalog mean {mean:.3f})")
+    top, sim = hits[0]
+    if sim - mean >= cfg.dense_full_lift and index.entries[top].kind != KIND_PROCEDURE:
+        signals.eligible.add(top)
+
+
 def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
     """Fetch feedback for this question (computed by the caller, decayed)."""
     promoted = [
@@ -540,8 +582,10 @@ def route_part(
     if not cascade:
         _corpus_signals(index, signals, content, query)
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
+    if not cascade:
+        _dense_signal(index, signals, text)
 
-    key = " ".join(sorted({t for s in slots for t in (s.terms or [s.label])}))
+    key = slots_key(slots)
     # Only the service asks for it (to compare wordings of one need): not paid for on a plain route.
     base_ranking = _base_ranking(index, signals) if related_feedback is not None else []
     if base_ranking:

@@ -243,6 +243,7 @@ def test_embedded_set_up_loads_everything_the_readme_examples_use(run_checkout):
     assert calls == [
         "python manage.py migrate --noinput",
         "python manage.py load_catalog",
+        "python manage.py embed_packages",
         "python manage.py ensure_demo --base-url http://127.0.0.1:8123 --validator validator",
         "python manage.py load_demo_workspace --tenant demo",
         "python manage.py ingest_chunks ontology/data/chunks.jsonl --validator validator --no-progress",
@@ -254,7 +255,11 @@ def test_embedded_set_up_loads_everything_the_readme_examples_use(run_checkout):
 def test_production_set_up_creates_no_demo_account_unless_asked(run_checkout):
     result, calls = _run_script(run_checkout, "--setup-only", **PRODUCTION)
     assert result.returncode == 0, result.stderr
-    assert calls == ["python manage.py migrate --noinput", "python manage.py load_catalog"]
+    assert calls == [
+        "python manage.py migrate --noinput",
+        "python manage.py load_catalog",
+        "python manage.py embed_packages",
+    ]
 
 
 def test_production_with_the_demo_page_loads_its_capabilities_and_no_account(run_checkout):

@@ -37,3 +37,21 @@ def test_held_out_dev_figures_stay_above_the_floor(name, usable, parity_floor):
 def test_without_the_lexicon_the_cross_language_floor_is_not_met():
     _, parity = figures("hr", lexicon_weight=0.0)
     assert parity["en"]["ratio"] < 0.85
+
+
+def _kind_hits(name, kind, **config):
+    report = run(replace(RouterConfig(), **config), name)
+    return sum(o.hit for o in report.outcomes if o.kind == kind)
+
+
+@pytest.mark.parametrize("name", ["hr", "university"])
+def test_the_dense_signal_lifts_paraphrases_and_typos(name):
+    # Dev figures (in-sample for the dense settings): paraphrases and chat typos are what words alone miss.
+    lexical = {"weights": {**RouterConfig().weights, "dense": 0.0}}
+    for kind in ("paraphrase", "typo"):
+        assert _kind_hits(name, kind) > _kind_hits(name, kind, **lexical), kind
+
+
+def test_the_dense_signal_keeps_the_held_out_dev_floors_higher():
+    k, _ = figures("hr")
+    assert k["hit@1"]["rate"] >= 0.74 and k["usable"]["rate"] >= 0.66

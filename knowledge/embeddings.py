@@ -1,0 +1,165 @@
+"""Stored passage vectors for the router's dense signal: one per package revision.
+
+A revision's vector is computed once, when it is written (``embedding_request``
+enqueues ``knowledge.embed_revision`` on commit), or in bulk by
+``embedding_backfill`` (``manage.py embed_packages``, and ``scripts/run``'s
+catalog load). Never per request: the router reads the stored vectors of the
+current revisions with the catalog (``knowledge.catalog``). Vectors of another
+model are ignored and recomputed. With CONTEXTO_EMBEDDINGS=off or the model
+missing nothing is computed and the router works without the signal.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from types import SimpleNamespace
+
+import numpy as np
+from django.conf import settings
+from django.db import transaction
+from django.db.models import F
+
+from common.text import embeddings
+from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding
+from knowledge.retrieval.dense import passage_text, text_digest
+
+logger = logging.getLogger(__name__)
+
+BACKFILL_BATCH = 16
+
+
+def revision_text(revision: PackageRevision) -> str:
+    """What the revision is embedded as (``dense.passage_text`` of its snapshot)."""
+    data = revision.data or {}
+    return passage_text(
+        SimpleNamespace(
+            title=data.get("title", ""),
+            summary=data.get("summary", ""),
+            keywords=data.get("keywords", []),
+            body=data.get("body", ""),
+        )
+    )
+
+
+def _enabled() -> bool:
+    return bool(getattr(settings, "KNOWLEDGE_EMBED_ON_SAVE", True)) and embeddings.enabled()
+
+
+def embedding_request(revision: PackageRevision) -> None:
+    """After the revision's transaction commits, compute its vector (Celery) unless its content is already embedded."""
+    if not _enabled() or not (revision.data or {}).get("body", "").strip():
+        return
+    from knowledge.tasks import embed_revision
+
+    transaction.on_commit(lambda: embed_revision.delay(revision.pk))
+
+
+def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
+    """Save vectors; bump the catalog version when a current revision got one (processes rebuild with it)."""
+    if not pairs:
+        return 0
+    with transaction.atomic():
+        CatalogState.objects.get_or_create(pk=1)
+        CatalogState.objects.select_for_update().get(pk=1)
+        current = False
+        for revision, digest, vector in pairs:
+            RevisionEmbedding.objects.update_or_create(
+                revision=revision,
+                defaults={
+                    "model_id": embeddings.MODEL_ID,
+                    "text_digest": digest,
+                    "vector": np.asarray(vector, dtype="<f4").tobytes(),
+                },
+            )
+            current = (
+                current or Package.objects.filter(pk=revision.package_id, revision_number=revision.number).exists()
+            )
+        if current:
+            CatalogState.objects.filter(pk=1).update(version=F("version") + 1)
+    return len(pairs)
+
+
+def _pending(revisions: list[PackageRevision]) -> list[tuple[PackageRevision, str, str]]:
+    have = {
+        (e.revision_id, e.text_digest)
+        for e in RevisionEmbedding.objects.filter(revision__in=revisions, model_id=embeddings.MODEL_ID)
+    }
+    out = []
+    for revision in revisions:
+        text = revision_text(revision)
+        digest = text_digest(text)
+        if (revision.pk, digest) not in have:
+            out.append((revision, text, digest))
+    return out
+
+
+def _known(digests: list[str]) -> dict[str, bytes]:
+    """Vectors already computed for these texts (an activation or revert repeats a text): reused, not recomputed."""
+    rows = RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID, text_digest__in=digests)
+    return {digest: bytes(vector) for digest, vector in rows.values_list("text_digest", "vector")}
+
+
+def _vectors(pending: list[tuple[PackageRevision, str, str]]) -> list[np.ndarray]:
+    known = _known([digest for _, _, digest in pending])
+    missing = [j for j, (_, _, digest) in enumerate(pending) if digest not in known]
+    fresh = embeddings.embed_passages([pending[j][1] for j in missing]) if missing else []
+    out: list[np.ndarray] = []
+    computed = dict(zip(missing, fresh))
+    for j, (_, _, digest) in enumerate(pending):
+        out.append(computed[j] if j in computed else np.frombuffer(known[digest], dtype="<f4"))
+    return out
+
+
+def revision_embedding_compute(*, revision_pk: int) -> bool:
+    """Embed one revision (idempotent: a stored vector of this model and text is kept). True when one was written."""
+    revision = PackageRevision.objects.filter(pk=revision_pk).first()
+    if revision is None or not embeddings.available():
+        return False
+    pending = _pending([revision])
+    if not pending:
+        return False
+    started = time.perf_counter()
+    vector = _vectors(pending)[0]  # outside any transaction: the slow part
+    _store([(revision, pending[0][2], vector)])
+    logger.info("knowledge.revision_embedded revision=%s ms=%.0f", revision.pk, (time.perf_counter() - started) * 1000)
+    return True
+
+
+def embedding_backfill(*, batch: int = BACKFILL_BATCH) -> dict[str, int]:
+    """Vectors for every active package's current revision that lacks one of this model; counts."""
+    if not embeddings.available():
+        return {"embedded": 0, "skipped": 0, "unavailable": 1}
+    revisions = list(
+        PackageRevision.objects.filter(package__is_active=True, number=F("package__revision_number")).select_related(
+            "package"
+        )
+    )
+    revisions = [r for r in revisions if (r.data or {}).get("body", "").strip()]
+    pending = _pending(revisions)
+    started = time.perf_counter()
+    embedded = 0
+    for start in range(0, len(pending), batch):
+        chunk = pending[start : start + batch]
+        vectors = _vectors(chunk)
+        embedded += _store([(revision, digest, vectors[j]) for j, (revision, _, digest) in enumerate(chunk)])
+    logger.info(
+        "knowledge.embedding_backfill embedded=%d skipped=%d ms=%.0f",
+        embedded,
+        len(revisions) - len(pending),
+        (time.perf_counter() - started) * 1000,
+    )
+    return {"embedded": embedded, "skipped": len(revisions) - len(pending), "unavailable": 0}
+
+
+def catalog_vectors(packages: list[Package]) -> dict[str, bytes]:
+    """package_id → stored vector of its current revision (this model's only)."""
+    by_pk = {p.pk: p for p in packages}
+    rows = RevisionEmbedding.objects.filter(revision__package__in=packages, model_id=embeddings.MODEL_ID).values_list(
+        "revision__package_id", "revision__number", "vector"
+    )
+    return {
+        by_pk[package_pk].package_id: bytes(vector)
+        for package_pk, number, vector in rows
+        if by_pk[package_pk].revision_number == number
+    }

@@ -1,0 +1,112 @@
+"""The dense signal (knowledge/retrieval/dense.py), without the database: each kept part on a question it fixes.
+
+The catalogs are the labeled evaluation folders; their vectors come from the on-disk cache under the
+var dir (computed once, ~10 s for a catalog on first use).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from common.text import embeddings
+from knowledge.evaluation.tune import CATALOGS, ROOT, dense_of
+from knowledge.offline_catalog import load_package_folder
+from knowledge.retrieval import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval.dense import DenseIndex, EmbeddingCache, folder_dense_index, passage_text
+
+pytestmark = pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding model is required")
+
+NO_DENSE = replace(RouterConfig(), weights={**RouterConfig().weights, "dense": 0.0})
+
+
+def _index(name: str, config: RouterConfig | None = None) -> RouterIndex:
+    folder = ROOT / "knowledge" / "catalog" if name == "sample" else CATALOGS / name / "packages"
+    entries = load_package_folder(folder)
+    return RouterIndex(entries, config=config, dense=dense_of(name, entries))
+
+
+@pytest.fixture(scope="module")
+def hr():
+    return _index("hr")
+
+
+@pytest.fixture(scope="module")
+def hr_lexical():
+    return _index("hr", NO_DENSE)
+
+
+def _unit(*values):
+    v = np.zeros(embeddings.DIM, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+def test_entries_rank_by_cosine_and_an_entry_without_a_vector_never_ranks():
+    dense = DenseIndex.from_rows([_unit(1, 0), None, _unit(1, 1), _unit(0, 1)], embed_query=lambda t: _unit(1, 0.2))
+    ranked, mean = dense.top_k(dense.query_vector("q"), 10)
+    assert [i for i, _ in ranked] == [0, 2, 3]
+    assert ranked[0][1] > ranked[1][1] > ranked[2][1]
+    assert mean == pytest.approx(np.mean([s for _, s in ranked]))
+
+
+def test_the_passage_is_what_the_entry_is_about_and_the_start_of_its_body():
+    entry = Entry("X", "Prazos", summary="Quanto demora.", keywords=("prazo", "entrega"), body="a " * 400)
+    text = passage_text(entry)
+    assert text.startswith("Prazos. Quanto demora. prazo, entrega. a a")
+    assert len(text) < 400
+
+
+def test_a_paraphrase_sharing_no_word_with_the_entry_arrives_in_full(hr, hr_lexical):
+    question = "Does the company help out if I want to hit the gym or look after my mental health?"
+    assert "WELLBEING" not in hr_lexical.route(question).full_ids
+    result = hr.route(question)
+    assert result.full_ids[0] == "WELLBEING"
+    assert any(n["signal"] == "dense" for n in result.full[0].why)
+
+
+def test_a_chat_style_typo_reaches_its_rule(hr, hr_lexical):
+    question = "las horas extra nesesitan aprobasion del jefe antes?"
+    assert "OVERTIME_RULE" not in hr_lexical.route(question).full_ids
+    assert "OVERTIME_RULE" in hr.route(question).full_ids
+
+
+def test_an_out_of_domain_question_close_to_no_entry_gets_nothing_in_full():
+    # Near every entry alike (a small lift over the catalog's mean): the dense signal does not make it an answer.
+    sample = _index("sample")
+    assert sample.route("How much does a used car cost?").full_ids == []
+    loose = _index("sample", replace(RouterConfig(), dense_full_lift=0.04))
+    assert loose.route("How much does a used car cost?").full_ids != []
+
+
+def test_the_question_is_not_embedded_when_the_words_already_answer_it(hr, monkeypatch):
+    calls = []
+    original = DenseIndex.query_vector
+    monkeypatch.setattr(DenseIndex, "query_vector", lambda self, text: calls.append(text) or original(self, text))
+    hr.route("Quantos dias de férias eu tenho por ano?")
+    assert calls == []  # BM25's best entry is strong: the gate keeps the 20 ms embedding off the route
+    hr.route("Does the company help out if I want to hit the gym?")
+    assert len(calls) == 1
+
+
+def test_without_the_model_the_router_is_the_lexical_one(monkeypatch, hr_lexical):
+    monkeypatch.setenv("CONTEXTO_EMBEDDINGS", "off")
+    entries = load_package_folder(CATALOGS / "hr" / "packages")
+    assert folder_dense_index(entries, None) is None
+    index = RouterIndex(entries, dense=None)
+    for question in ("Does the company help out if I want to hit the gym?", "Quantos dias de férias eu tenho?"):
+        assert index.route(question).as_dict()["full"] == hr_lexical.route(question).as_dict()["full"]
+
+
+def test_a_folder_is_embedded_once(tmp_path, monkeypatch):
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")[:3]
+    cache = EmbeddingCache(tmp_path)
+    first = folder_dense_index(entries, cache)
+
+    def fail(*args, **kwargs):
+        raise AssertionError("re-embedded a cached passage")
+
+    monkeypatch.setattr(embeddings, "embed_passages", fail)
+    again = folder_dense_index(entries, cache)
+    assert np.array_equal(first.matrix, again.matrix)
+    assert len(list(tmp_path.rglob("*.npy"))) == 3

@@ -1,0 +1,104 @@
+"""Stored passage vectors (knowledge/embeddings.py) and question vectors in fetch feedback, through the database."""
+
+import numpy as np
+import pytest
+from django.core.management import call_command
+
+from common.text import embeddings
+from knowledge.catalog import get_active_catalog
+from knowledge.models import FetchFeedback, RevisionEmbedding
+from knowledge.routing_service import fetch_feedback_record, index_holder, route_context
+from knowledge.selectors import catalog_version_get
+
+from .conftest import find
+
+pytestmark = pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding model is required")
+
+
+def _embed_catalog(capsys=None) -> str:
+    call_command("embed_packages")
+    return capsys.readouterr().out if capsys else ""
+
+
+def test_a_saved_package_gets_its_vector_and_the_router_uses_it(
+    catalog, make_package, settings, django_capture_on_commit_callbacks
+):
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    version = catalog_version_get()
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package(
+            "GYM_BENEFIT",
+            title="Academia e bem-estar",
+            summary="Reembolso de academia e apoio psicológico.",
+            keywords=["academia", "psicólogo"],
+            body="A empresa reembolsa até R$ 150 por mês de academia e oferece sessões com psicólogo.",
+        )
+    stored = RevisionEmbedding.objects.get(revision__package=package)
+    assert stored.model_id == embeddings.MODEL_ID
+    vector = np.frombuffer(bytes(stored.vector), dtype="<f4")
+    assert vector.shape == (embeddings.DIM,) and abs(float(np.linalg.norm(vector)) - 1) < 1e-3
+    assert catalog_version_get() > version  # every process rebuilds with the vector
+    result = route_context(message="Does the company pay for my workouts?", use_cache=False)
+    note = next(n for n in find(result, "GYM_BENEFIT").why if n["signal"] == "dense")
+    assert note["rank"] == 1
+
+
+def test_embed_packages_backfills_the_catalog_once(catalog, capsys):
+    assert get_active_catalog().vectors == {}
+    out = _embed_catalog(capsys)
+    assert f"Embedded {len(catalog)} revision(s); 0 already had a vector." in out
+    assert len(get_active_catalog().vectors) == len(catalog)
+    index, _ = index_holder.get()
+    assert index.dense is not None and index.dense.present.all()
+    assert "Embedded 0 revision(s)" in _embed_catalog(capsys)
+
+
+def test_with_embeddings_off_nothing_is_computed_and_the_router_goes_without(catalog, capsys, monkeypatch):
+    monkeypatch.setenv("CONTEXTO_EMBEDDINGS", "off")
+    assert "nothing computed" in _embed_catalog(capsys)
+    assert not RevisionEmbedding.objects.exists()
+    index, _ = index_holder.get()
+    assert index.dense is None
+
+
+def test_stored_vectors_are_ignored_with_embeddings_off(catalog, monkeypatch):
+    _embed_catalog()
+    monkeypatch.setenv("CONTEXTO_EMBEDDINGS", "off")
+    index_holder.clear()
+    index, _ = index_holder.get()
+    assert index.dense is None
+
+
+def _record(django_capture_on_commit_callbacks, **kwargs):
+    with django_capture_on_commit_callbacks(execute=True):
+        return fetch_feedback_record(**kwargs)
+
+
+@pytest.mark.parametrize(
+    "asked,paraphrase,fetched",
+    [
+        # Same language, other words: "tempo leva" / "prazo" (term Jaccard 1/3, top entries overlap 0.2).
+        ("Quanto tempo leva o sequenciamento Sanger?", "Qual o prazo do sequenciamento Sanger?", "PRICING_RULES"),
+        # Another language: no shared word at all.
+        ("Como faço a coleta de amostra de solo?", "How do I collect a soil sample?", "SAMPLE_INSTRUCTIONS"),
+    ],
+)
+def test_feedback_carries_over_to_a_paraphrase_by_the_meaning_of_the_questions(
+    catalog, settings, django_capture_on_commit_callbacks, asked, paraphrase, fetched
+):
+    assert fetched not in route_context(message=paraphrase).full_ids
+    rows = _record(django_capture_on_commit_callbacks, query=asked, package_id=fetched, was_listed=True)
+    assert rows and rows[0].question_vector, rows
+    after = route_context(message=paraphrase)
+    assert fetched in after.full_ids
+    assert any(n["signal"] == "feedback" for n in find(after, fetched).why)
+    # The router's own signature alone does not relate them: the question vectors do.
+    settings.KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY = 1.01
+    assert fetched not in route_context(message=paraphrase, use_cache=False).full_ids
+
+
+def test_close_question_vectors_do_not_carry_feedback_to_another_need(catalog, django_capture_on_commit_callbacks):
+    # "custa" and "prazo" about the same product: cosine 0.95, but their best entries differ.
+    _record(django_capture_on_commit_callbacks, query="Quanto custa o Sanger?", package_id="SAMPLE_INSTRUCTIONS")
+    assert FetchFeedback.objects.filter(question_vector__isnull=False).exists()
+    assert "SAMPLE_INSTRUCTIONS" not in route_context(message="Qual o prazo do Sanger?").full_ids
