@@ -26,6 +26,8 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize
 
+from common.text.embeddings import EmbeddingsUnavailable
+
 from .blas import single_blas_thread
 from .search import analyze
 from .text import normalize
@@ -216,3 +218,46 @@ def train_dense_softmax(
     with single_blas_thread():
         result = minimize(loss, np.zeros((dim + 1) * k), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
     return DenseSoftmaxModel(order, mean, scale, result.x.reshape(dim + 1, k))
+
+
+@dataclass
+class BlendedModel:
+    """The term model and, when the sentence-embedding model is on, an embedding model,
+    combined as a weighted geometric mean of their probabilities (weights chosen by
+    cross-validation). Without the dense part, or when the text can't be embedded
+    (CONTEXTO_EMBEDDINGS=off, the engine missing), it is the term model alone."""
+
+    terms: SoftmaxModel
+    dense: DenseSoftmaxModel | None = None
+    embed: Callable[[Sequence[str]], np.ndarray] | None = None
+    term_weight: float = 1.0
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.terms.labels
+
+    def probabilities(self, text: str, vector: np.ndarray | None = None) -> dict[str, float]:
+        term_probs = self.terms.probabilities(text)
+        if self.dense is None or (vector is None and self.embed is None):
+            return term_probs
+        if vector is None:
+            try:
+                vector = self.embed([text])[0]
+            except EmbeddingsUnavailable:
+                return term_probs
+        dense_lp = self.dense.log_probabilities(np.asarray(vector).reshape(1, -1))[0]
+        column = {label: i for i, label in enumerate(self.dense.labels)}
+        z = np.array(
+            [
+                self.term_weight * np.log(max(term_probs[label], 1e-300))
+                + (1.0 - self.term_weight) * dense_lp[column[label]]
+                for label in self.labels
+            ]
+        )
+        p = _softmax(z.reshape(1, -1))[0]
+        return {label: float(p[i]) for i, label in enumerate(self.labels)}
+
+    def predict(self, text: str, vector: np.ndarray | None = None) -> tuple[str, float]:
+        probs = self.probabilities(text, vector)
+        best = max(self.labels, key=lambda lab: probs[lab])
+        return best, probs[best]
