@@ -69,7 +69,8 @@ def texts_sha256(texts: Sequence[str]) -> str:
 
 
 def _relative(path: Path) -> str:
-    return path.resolve().relative_to(REPO_ROOT).as_posix()
+    path = path.resolve()
+    return path.relative_to(REPO_ROOT).as_posix() if path.is_relative_to(REPO_ROOT) else path.as_posix()
 
 
 def read_manifest() -> dict:
