@@ -3,7 +3,8 @@
 Each strategy of a route is an arm with a success rate θ (how often replies it brought
 evidence to were rated up), prior ``Beta(c/2, c/2)`` with ``c`` the prior strength.
 Feedback on a reply credits the strategies by the share of the delivered chunks each
-brought (up → successes, down → failures). A route samples θ per strategy from its
+brought (up → successes, down → failures), and by how far the route's sampled weights
+leaned towards or away from each (``lean``): the contrast that tells the arms apart. A route samples θ per strategy from its
 posterior ``Beta(c/2 + S, c/2 + F)`` and weighs it against the deterministic weight the
 route would use without learning (the pattern's matrix row shifted by the active skills'
 biases): ``w'(s) ∝ w(s) · θ(s) / 0.5``, kept within the curator's bounds (``w ± max_shift``,
@@ -108,20 +109,45 @@ def posterior_means(
     return {s: round(v, ROUND) for s, v in bounded.items()}
 
 
+def lean(weights: Mapping[str, float], prior: Mapping[str, float], max_shift: float) -> dict[str, float]:
+    """How far a route's weights leaned from the deterministic ones, per strategy, in units
+    of the curator's bound (−1 … 1; 0 everywhere when it didn't lean or nothing may move)."""
+    if max_shift <= 0:
+        return {}
+    return {
+        s: max(-1.0, min(1.0, (float(weights.get(s, 0.0)) - float(prior.get(s, 0.0))) / max_shift))
+        for s in sorted(set(weights) | set(prior))
+    }
+
+
 def credit(
     state: Mapping[str, Mapping[str, Sequence[float]]],
     pattern: str,
     shares: Mapping[str, float],
     rating: str,
     sign: int = 1,
+    *,
+    leaned: Mapping[str, float] | None = None,
 ) -> dict:
-    """A new state with one rating credited (sign=-1 takes a previous rating back)."""
+    """A new state with one rating credited (sign=-1 takes a previous rating back).
+
+    Every strategy that brought evidence shares the rating by its share. That alone learns
+    slowly: each arm's rate drifts towards the overall rate of up-votes. `leaned` (see
+    ``lean``) adds the contrast Thompson sampling creates: a reply rated up credits
+    successes to the strategies the route leaned towards and failures to those it leaned
+    away from, by how far it leaned; a reply rated down the reverse."""
     out = {p: {s: list(v) for s, v in arms.items()} for p, arms in state.items()}
     arms = out.setdefault(pattern, {})
     slot = 0 if rating == "up" else 1
-    for strategy, share in shares.items():
-        if share <= 0:
-            continue
+
+    def add(strategy: str, index: int, amount: float) -> None:
         counts = arms.setdefault(strategy, [0.0, 0.0])
-        counts[slot] = round(max(0.0, counts[slot] + sign * float(share)), 6)
+        counts[index] = round(max(0.0, counts[index] + sign * amount), 6)
+
+    for strategy, share in shares.items():
+        if share > 0:
+            add(strategy, slot, float(share))
+    for strategy, amount in (leaned or {}).items():
+        if amount:
+            add(strategy, slot if amount > 0 else 1 - slot, abs(float(amount)))
     return out

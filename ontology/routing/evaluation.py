@@ -1,20 +1,42 @@
-"""Held-out evaluation of the two learned classifiers (pattern and chunk class).
+"""Evaluation of the two learned classifiers (pattern and chunk class).
 
-The labeled sets live in ``ontology/data/eval/`` (an independent author's, split into dev
-and test). Models are trained on the bundled data + dev only; test is evaluated, never
-trained or tuned on. Dev figures come from grouped k-fold cross-validation (an item's
-translations stay in one fold), which is what the thresholds are tuned on.
+Labeled data, by author:
+
+* ``ontology/data/pattern_examples.yaml``, ``chunks.jsonl`` — the maintainers' (always trained on);
+* ``ontology/data/eval/*.dev.*`` and ``*.test.*`` — an independent author's, split by group;
+* ``ontology/data/train/`` — a second independent author's training set.
+
+Everything is chosen by cross-validation over train + dev (``*_cv``: k-fold, an item's
+translations stay in one fold, the maintainers' examples always train). The ``test`` split
+is only evaluated, by the model the process serves (trained on everything else), never
+trained or tuned on. CV reuses the committed training vectors (``vectors.py``), so it
+embeds nothing unless words are cut from the held-out texts.
 """
 
 from __future__ import annotations
 
 import json
+import random
 from dataclasses import dataclass
 from pathlib import Path
 
-from .classifier import read_labeled, train_chunk_classifier, training_chunks
+import numpy as np
+
+from common.text import embeddings
+
+from . import vectors as training_vectors
+from .classifier import (
+    VECTOR_SET as CHUNK_VECTORS,
+)
+from .classifier import (
+    chunk_classifier,
+    read_labeled,
+    train_chunk_classifier,
+    training_chunks,
+)
 from .data import DATA_DIR, SAMPLE_CHUNKS_FILE
-from .patterns import classify, train_pattern_model, training_examples
+from .patterns import VECTOR_SET as PATTERN_VECTORS
+from .patterns import bundled_examples, classify, pattern_model, train_pattern_model, training_items
 from .textmodel import per_label_report
 
 EVAL_DIR = DATA_DIR / "eval"
@@ -32,104 +54,138 @@ class Figures:
         return {"accuracy": round(self.accuracy, 4), "n": self.n, "per_label": self.per_label, **self.extra}
 
 
-def _patterns(path: Path) -> list[dict]:
-    return json.loads(path.read_text(encoding="utf-8"))
+def _rate(hits: list[bool]) -> float:
+    return round(sum(hits) / len(hits), 4) if hits else 0.0
 
 
-def evaluate_patterns(items: list[dict], model) -> Figures:
-    predicted, gold, fallback, correct_when_sure = [], [], 0, 0
-    for item in items:
-        match = classify(item["text"], model)
-        predicted.append(match.pattern)
-        gold.append(item["pattern"])
-        if match.fallback:
-            fallback += 1
-        elif match.pattern == item["pattern"]:
-            correct_when_sure += 1
-    n = len(items)
-    acc = sum(p == g for p, g in zip(predicted, gold)) / n if n else 0.0
-    by_lang = {}
-    for lang in sorted({i.get("lang", "pt") for i in items}):
-        idx = [k for k, i in enumerate(items) if i.get("lang", "pt") == lang]
-        by_lang[lang] = round(sum(predicted[k] == gold[k] for k in idx) / len(idx), 4)
-    sure = n - fallback
-    return Figures(
-        acc,
-        n,
-        per_label_report(predicted, gold),
-        {
-            "by_language": by_lang,
-            "fallback_rate": round(fallback / n, 4) if n else 0.0,
-            "accuracy_when_sure": round(correct_when_sure / sure, 4) if sure else 0.0,
-        },
-    )
+def _by(keys: list[str], hits: list[bool]) -> dict[str, float]:
+    return {k: _rate([h for kk, h in zip(keys, hits) if kk == k]) for k in sorted(set(keys))}
+
+
+def _training_vectors(vector_set, texts: list[str]) -> np.ndarray | None:
+    return training_vectors.load(vector_set, texts) if embeddings.enabled() else None
+
+
+def _fold_of(groups: list[str], folds: int, seed: int) -> dict[str, int]:
+    """Groups dealt round-robin into folds after a seeded shuffle (seed 0: sorted order)."""
+    ordered = sorted(set(groups))
+    if seed:
+        random.Random(seed).shuffle(ordered)
+    return {g: k % folds for k, g in enumerate(ordered)}
+
+
+# --- query patterns ---------------------------------------------------------------------
+
+
+def _pattern_figures(items: list[dict], matches: list) -> Figures:
+    predicted = [m.pattern for m in matches]
+    gold = [i["pattern"] for i in items]
+    fallback = [m.fallback for m in matches]
+    hits = [p == g for p, g in zip(predicted, gold)]
+    extra = {
+        "by_language": _by([i.get("lang", "pt") for i in items], hits),
+        "fallback_rate": _rate(fallback),
+        "accuracy_when_sure": _rate([h for h, f in zip(hits, fallback) if not f]),
+    }
+    if any("source" in i for i in items):
+        extra["by_source"] = _by([i.get("source", "") for i in items], hits)
+    return Figures(_rate(hits), len(items), per_label_report(predicted, gold), extra)
+
+
+def evaluate_patterns(items: list[dict], model, vectors: np.ndarray | None = None) -> Figures:
+    """Figures of `model` on labeled questions (`vectors`: their embeddings, if known)."""
+    matches = [
+        classify(item["text"], model, vector=None if vectors is None else vectors[k]) for k, item in enumerate(items)
+    ]
+    return _pattern_figures(items, matches)
+
+
+def patterns_cv(folds: int = FOLDS, seed: int = 0) -> Figures:
+    """Grouped k-fold CV over dev + train; the maintainers' examples train in every fold."""
+    bundled, items = bundled_examples(), training_items()
+    pairs = bundled + [(i["text"], i["pattern"]) for i in items]
+    vectors = _training_vectors(PATTERN_VECTORS, [t for t, _ in pairs])
+    fold_of = _fold_of([i["group"] for i in items], folds, seed)
+    held_items, matches = [], []
+    for fold in range(folds):
+        held = [len(bundled) + k for k, i in enumerate(items) if fold_of[i["group"]] == fold]
+        train = [r for r in range(len(pairs)) if r not in set(held)]
+        model = train_pattern_model([pairs[r] for r in train], None if vectors is None else vectors[train])
+        for r in held:
+            held_items.append(items[r - len(bundled)])
+            matches.append(classify(pairs[r][0], model, vector=None if vectors is None else vectors[r]))
+    return _pattern_figures(held_items, matches)
 
 
 def patterns_test() -> Figures:
-    model = train_pattern_model(training_examples())
-    return evaluate_patterns(_patterns(EVAL_DIR / "patterns.test.json"), model)
+    """The served model on the held-out test split (report only; never tune on this)."""
+    items = json.loads((EVAL_DIR / "patterns.test.json").read_text(encoding="utf-8"))
+    return evaluate_patterns(items, pattern_model())
 
 
-def patterns_dev_cv(folds: int = FOLDS) -> Figures:
-    dev = _patterns(EVAL_DIR / "patterns.dev.json")
-    bundled = training_examples(include_dev=False)
-    groups = sorted({i["group"] for i in dev})
-    predicted_items, gold_items = [], []
-    all_figs = []
-    for f in range(folds):
-        held = {g for k, g in enumerate(groups) if k % folds == f}
-        train = bundled + [(i["text"], i["pattern"]) for i in dev if i["group"] not in held]
-        model = train_pattern_model(train)
-        test = [i for i in dev if i["group"] in held]
-        all_figs.append(evaluate_patterns(test, model))
-        for i in test:
-            predicted_items.append(classify(i["text"], model).pattern)
-            gold_items.append(i["pattern"])
-    n = len(gold_items)
-    acc = sum(p == g for p, g in zip(predicted_items, gold_items)) / n
-    fallback = sum(fig.extra["fallback_rate"] * fig.n for fig in all_figs) / n
-    return Figures(acc, n, per_label_report(predicted_items, gold_items), {"fallback_rate": round(fallback, 4)})
+# --- chunk classes ----------------------------------------------------------------------
 
 
-def evaluate_chunks(rows: list[tuple[str, str, str]], clf, *, skip_words: int = 0) -> Figures:
-    predicted, gold, sub_ok = [], [], 0
-    for text, cls, sub in rows:
-        text = " ".join(text.split()[skip_words:])
-        proposal = clf.propose(text)
+def _cut(text: str, skip_words: int) -> str:
+    return " ".join(text.split()[skip_words:])
+
+
+def evaluate_chunks(
+    rows: list[tuple[str, str, str]], clf, *, skip_words: int = 0, vectors: np.ndarray | None = None
+) -> Figures:
+    """Figures of `clf` on labeled chunks; `vectors` (their embeddings) only when no words are cut."""
+    predicted, gold, sub_ok = [], [], []
+    for k, (text, cls, sub) in enumerate(rows):
+        vector = vectors[k] if vectors is not None and not skip_words else None
+        proposal = clf.propose(_cut(text, skip_words), vector)
         predicted.append(proposal.class_id)
         gold.append(cls)
-        sub_ok += proposal.class_id == cls and proposal.subclass == sub
-    n = len(rows)
-    acc = sum(p == g for p, g in zip(predicted, gold)) / n if n else 0.0
-    return Figures(acc, n, per_label_report(predicted, gold), {"subclass_accuracy": round(sub_ok / n, 4) if n else 0.0})
+        sub_ok.append(proposal.class_id == cls and proposal.subclass == sub)
+    hits = [p == g for p, g in zip(predicted, gold)]
+    return Figures(_rate(hits), len(rows), per_label_report(predicted, gold), {"subclass_accuracy": _rate(sub_ok)})
+
+
+def chunks_cv(folds: int = FOLDS, seed: int = 0, *, skip_words: int = 0) -> Figures:
+    """k-fold CV over dev + train chunks; the bundled sample chunks train in every fold."""
+    rows = training_chunks()
+    n_bundled = len(training_chunks(include_dev=False, include_train=False))
+    vectors = _training_vectors(CHUNK_VECTORS, [t for t, _, _ in rows])
+    labeled = list(range(n_bundled, len(rows)))
+    fold_of = _fold_of([str(k) for k in labeled], folds, seed)
+    predicted, gold, sub_ok = [], [], 0.0
+    for fold in range(folds):
+        held = [k for k in labeled if fold_of[str(k)] == fold]
+        train = [k for k in range(len(rows)) if k not in set(held)]
+        clf = train_chunk_classifier([rows[k] for k in train], None if vectors is None else vectors[train])
+        fig = evaluate_chunks(
+            [rows[k] for k in held], clf, skip_words=skip_words, vectors=None if vectors is None else vectors[held]
+        )
+        sub_ok += fig.extra["subclass_accuracy"] * fig.n
+        for k in held:
+            vector = None if vectors is None or skip_words else vectors[k]
+            predicted.append(clf.propose(_cut(rows[k][0], skip_words), vector).class_id)
+            gold.append(rows[k][1])
+    hits = [p == g for p, g in zip(predicted, gold)]
+    return Figures(
+        _rate(hits), len(gold), per_label_report(predicted, gold), {"subclass_accuracy": round(sub_ok / len(gold), 4)}
+    )
 
 
 def chunks_test(*, skip_words: int = 0) -> Figures:
-    clf = train_chunk_classifier(training_chunks())
-    return evaluate_chunks(read_labeled(EVAL_DIR / "chunks.test.jsonl"), clf, skip_words=skip_words)
+    """The served classifier on the held-out test split (report only; never tune on this)."""
+    return evaluate_chunks(read_labeled(EVAL_DIR / "chunks.test.jsonl"), chunk_classifier(), skip_words=skip_words)
 
 
-def chunks_dev_cv(folds: int = FOLDS, *, skip_words: int = 0) -> Figures:
-    dev = read_labeled(EVAL_DIR / "chunks.dev.jsonl")
-    bundled = training_chunks(include_dev=False)
-    predicted, gold = [], []
-    sub_ok = 0
-    for f in range(folds):
-        held = [r for k, r in enumerate(dev) if k % folds == f]
-        train = bundled + [r for k, r in enumerate(dev) if k % folds != f]
-        clf = train_chunk_classifier(train)
-        fig = evaluate_chunks(held, clf, skip_words=skip_words)
-        sub_ok += fig.extra["subclass_accuracy"] * fig.n
-        for text, cls, _ in held:
-            predicted.append(clf.propose(" ".join(text.split()[skip_words:])).class_id)
-            gold.append(cls)
-    n = len(gold)
-    acc = sum(p == g for p, g in zip(predicted, gold)) / n
-    return Figures(acc, n, per_label_report(predicted, gold), {"subclass_accuracy": round(sub_ok / n, 4)})
+def bundled_chunks_by_a_model_that_never_saw_them(*, skip_words: int = 0) -> Figures:
+    """The bundled sample chunks classified by a model trained on dev + train only."""
+    rows = training_chunks()
+    n_bundled = len(read_labeled(SAMPLE_CHUNKS_FILE))
+    vectors = _training_vectors(CHUNK_VECTORS, [t for t, _, _ in rows])
+    clf = train_chunk_classifier(rows[n_bundled:], None if vectors is None else vectors[n_bundled:])
+    return evaluate_chunks(
+        rows[:n_bundled], clf, skip_words=skip_words, vectors=None if vectors is None else vectors[:n_bundled]
+    )
 
 
-def bundled_chunks_trained_on_dev_only(*, skip_words: int = 0) -> Figures:
-    """The bundled sample chunks classified by a model that never saw them (dev only)."""
-    dev = read_labeled(EVAL_DIR / "chunks.dev.jsonl")
-    clf = train_chunk_classifier(dev)
-    return evaluate_chunks(read_labeled(SAMPLE_CHUNKS_FILE), clf, skip_words=skip_words)
+def read_test_patterns(path: Path | None = None) -> list[dict]:
+    return json.loads((path or EVAL_DIR / "patterns.test.json").read_text(encoding="utf-8"))

@@ -26,6 +26,9 @@ import numpy as np
 from scipy import sparse
 from scipy.optimize import minimize
 
+from common.text.embeddings import EmbeddingsUnavailable
+
+from .blas import single_blas_thread
 from .search import analyze
 from .text import normalize
 
@@ -132,7 +135,10 @@ def train_softmax(
         grad = np.vstack([np.asarray(x.T @ diff) + l2 * w[:-1], diff.sum(axis=0, keepdims=True)])
         return float(value), grad.ravel()
 
-    result = minimize(loss, np.zeros((n_feat + 1) * n_lab), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    with single_blas_thread():
+        result = minimize(
+            loss, np.zeros((n_feat + 1) * n_lab), jac=True, method="L-BFGS-B", options={"maxiter": max_iter}
+        )
     return SoftmaxModel(order, vocab, result.x.reshape(n_feat + 1, n_lab), featurizer, boost)
 
 
@@ -155,3 +161,103 @@ def per_label_report(predicted: Sequence[str], gold: Sequence[str]) -> dict[str,
             "support": gg,
         }
     return report
+
+
+@dataclass
+class DenseSoftmaxModel:
+    """Softmax regression over dense vectors (sentence embeddings), centred on the training
+    mean and scaled: e5's unit vectors share a large common direction that says nothing
+    about the label."""
+
+    labels: tuple[str, ...]
+    mean: np.ndarray  # (dim,)
+    scale: float
+    weights: np.ndarray  # (dim + 1, n_labels), last row = bias
+
+    def log_probabilities(self, x: np.ndarray) -> np.ndarray:
+        """(n, n_labels) log-probabilities of the rows of `x` (n, dim)."""
+        z = ((np.asarray(x, dtype=np.float64) - self.mean) * self.scale) @ self.weights[:-1] + self.weights[-1]
+        z = z - z.max(axis=1, keepdims=True)
+        return z - np.log(np.exp(z).sum(axis=1, keepdims=True))
+
+
+def train_dense_softmax(
+    x: np.ndarray,
+    labels: Sequence[str],
+    *,
+    l2: float = 1.0,
+    label_order: Iterable[str] | None = None,
+    max_iter: int = 500,
+) -> DenseSoftmaxModel:
+    """Fit a softmax regression on the rows of `x`; deterministic (L-BFGS from zeros)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] != len(labels) or not len(labels):
+        raise ValueError("x must be (n, dim) with one label per row, n > 0")
+    order = tuple(label_order) if label_order is not None else tuple(sorted(set(labels)))
+    label_index = {lab: i for i, lab in enumerate(order)}
+    mean = x.mean(axis=0)
+    centred = x - mean
+    # unit variance on average over the dimensions, so `l2` means the same whatever the model
+    scale = 1.0 / max(float(np.sqrt((centred**2).sum(axis=1).mean() / x.shape[1])), 1e-12)
+    xs = centred * scale
+    n, dim = xs.shape
+    k = len(order)
+    y = np.zeros((n, k))
+    y[np.arange(n), [label_index[lab] for lab in labels]] = 1.0
+
+    def loss(flat: np.ndarray) -> tuple[float, np.ndarray]:
+        w = flat.reshape(dim + 1, k)
+        logits = xs @ w[:-1] + w[-1]
+        logits -= logits.max(axis=1, keepdims=True)
+        log_p = logits - np.log(np.exp(logits).sum(axis=1, keepdims=True))
+        value = -(y * log_p).sum() + 0.5 * l2 * (w[:-1] ** 2).sum()
+        diff = np.exp(log_p) - y
+        grad = np.vstack([xs.T @ diff + l2 * w[:-1], diff.sum(axis=0, keepdims=True)])
+        return float(value), grad.ravel()
+
+    with single_blas_thread():
+        result = minimize(loss, np.zeros((dim + 1) * k), jac=True, method="L-BFGS-B", options={"maxiter": max_iter})
+    return DenseSoftmaxModel(order, mean, scale, result.x.reshape(dim + 1, k))
+
+
+@dataclass
+class BlendedModel:
+    """The term model and, when the sentence-embedding model is on, an embedding model,
+    combined as a weighted geometric mean of their probabilities (weights chosen by
+    cross-validation). Without the dense part, or when the text can't be embedded
+    (CONTEXTO_EMBEDDINGS=off, the engine missing), it is the term model alone."""
+
+    terms: SoftmaxModel
+    dense: DenseSoftmaxModel | None = None
+    embed: Callable[[Sequence[str]], np.ndarray] | None = None
+    term_weight: float = 1.0
+
+    @property
+    def labels(self) -> tuple[str, ...]:
+        return self.terms.labels
+
+    def probabilities(self, text: str, vector: np.ndarray | None = None) -> dict[str, float]:
+        term_probs = self.terms.probabilities(text)
+        if self.dense is None or (vector is None and self.embed is None):
+            return term_probs
+        if vector is None:
+            try:
+                vector = self.embed([text])[0]
+            except EmbeddingsUnavailable:
+                return term_probs
+        dense_lp = self.dense.log_probabilities(np.asarray(vector).reshape(1, -1))[0]
+        column = {label: i for i, label in enumerate(self.dense.labels)}
+        z = np.array(
+            [
+                self.term_weight * np.log(max(term_probs[label], 1e-300))
+                + (1.0 - self.term_weight) * dense_lp[column[label]]
+                for label in self.labels
+            ]
+        )
+        p = _softmax(z.reshape(1, -1))[0]
+        return {label: float(p[i]) for i, label in enumerate(self.labels)}
+
+    def predict(self, text: str, vector: np.ndarray | None = None) -> tuple[str, float]:
+        probs = self.probabilities(text, vector)
+        best = max(self.labels, key=lambda lab: probs[lab])
+        return best, probs[best]

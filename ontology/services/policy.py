@@ -13,8 +13,8 @@ from collections.abc import Callable, Mapping, Sequence
 from django.db import transaction
 
 from common.exceptions import ApplicationError
-from ontology.models import OntologyRoute, StrategyPolicy, StrategyPolicyRevision
-from ontology.routing.bandit import credit, route_seed, thompson_weights
+from ontology.models import OntologyRoute, Skill, StrategyPolicy, StrategyPolicyRevision
+from ontology.routing.bandit import credit, lean, route_seed, thompson_weights
 from ontology.routing.data import patterns_file, strategies
 from ontology.routing.distribution import SkillSpec, strategy_distribution
 
@@ -79,6 +79,15 @@ def route_policy(
     return policy, weigh
 
 
+def _route_lean(route: OntologyRoute, max_shift: float) -> dict[str, float]:
+    """How far the rated route's weights leaned from its deterministic distribution (the
+    pattern's matrix shifted by the skills it ran with, as they are now)."""
+    if not route.distribution or route.pattern not in patterns_file()["patterns"]:
+        return {}
+    specs = [skill.to_spec() for skill in Skill.objects.filter(slug__in=route.skills or [])]
+    return lean(route.distribution, strategy_distribution(route.pattern, specs), max_shift)
+
+
 @transaction.atomic
 def policy_feedback(*, tenant, route_id: int | None, rating: str, previous: str | None = None) -> int | None:
     """Credit a rating to the strategies that brought the rated reply's evidence (taking a
@@ -95,9 +104,10 @@ def policy_feedback(*, tenant, route_id: int | None, rating: str, previous: str 
     if policy.frozen:
         return None
     state = policy.state or {}
+    leaned = _route_lean(route, policy.max_shift)
     if previous is not None:
-        state = credit(state, route.pattern, route.evidence_shares, previous, sign=-1)
-    policy.state = credit(state, route.pattern, route.evidence_shares, rating)
+        state = credit(state, route.pattern, route.evidence_shares, previous, sign=-1, leaned=leaned)
+    policy.state = credit(state, route.pattern, route.evidence_shares, rating, leaned=leaned)
     _save_new_version(policy, note=f"feedback {rating} on route {route.pk}")
     logger.info("ontology.policy_feedback tenant=%s route=%s version=%s", tenant.pk, route.pk, policy.version)
     return policy.version

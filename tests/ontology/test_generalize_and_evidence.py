@@ -14,21 +14,25 @@ from ontology.routing.patterns import classify, training_examples
 
 from .conftest import SEED_MESSAGE
 
-# Held-out figures on the independent author's *test* split (ontology/data/eval/), trained
-# on the bundled data + dev only. The floors are pattern ≥ 0.90 and chunk class ≥
-# 0.85; the honest figures reached are lower, so these assert what was reached (measured
-# 0.8333 and 0.4789, see docs/ontology.md) and the floors stay the target, not met.
-PATTERN_FLOOR_TARGET, PATTERN_REACHED = 0.90, 0.83
-CHUNK_FLOOR_TARGET, CHUNK_REACHED = 0.85, 0.47
+# Held-out figures on the independent author's *test* split (ontology/data/eval/), by the
+# served models (term features + multilingual sentence embeddings, trained on the bundled
+# data + dev + train). Evaluated once after every choice was fixed by CV on train + dev:
+# patterns 0.9885 (pt 0.990, en 0.972, es 1.0), chunk class 0.8028 (docs/ontology.md).
+# The floors are pattern ≥ 0.90 (met) and chunk class ≥ 0.85 (not met). The
+# thresholds leave room for one to three flips from numeric differences between machines
+# and still fail for the previous model (0.833 / 0.479) or a constant (1/6, 1/16).
+PATTERN_FLOOR_TARGET, PATTERN_REACHED = 0.90, 0.97
+CHUNK_FLOOR_TARGET, CHUNK_REACHED = 0.85, 0.78
 
 
 def test_held_out_pattern_accuracy_on_the_test_split():
     figures = evaluation.patterns_test()
     assert figures.n == 174
-    assert figures.accuracy >= PATTERN_REACHED
+    assert figures.accuracy >= max(PATTERN_REACHED, PATTERN_FLOOR_TARGET)
     # every pattern is recognised on held-out questions, in all three languages
-    assert all(row["recall"] >= 0.65 for row in figures.per_label.values())
+    assert all(row["recall"] >= 0.9 for row in figures.per_label.values())
     assert set(figures.extra["by_language"]) == {"pt", "en", "es"}
+    assert min(figures.extra["by_language"].values()) >= 0.95
 
 
 def test_held_out_chunk_class_accuracy_on_the_test_split():
