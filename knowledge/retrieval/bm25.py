@@ -165,6 +165,11 @@ class SparseBM25Index:
         )
 
     @classmethod
+    def from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1=1.5, b=0.75, delta=1.0):
+        """Index (term id, document, weighted frequency) triplets given in document order."""
+        return cls._from_triplets(vocabulary, term_ids, doc_ids, values, lengths, k1=k1, b=b, delta=delta)
+
+    @classmethod
     def _from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1, b, delta):
         """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort.
 

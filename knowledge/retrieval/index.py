@@ -27,8 +27,8 @@ procedures by name only; every other relevant entry listed (id, title, one line)
 from __future__ import annotations
 
 import hashlib
+import re
 import time
-from collections import Counter
 from collections.abc import Callable, Mapping, Sequence
 
 import numpy as np
@@ -40,10 +40,20 @@ from .bm25 import SparseBM25Index
 from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
+from .postings import weighted_triplets
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, route_part
 from .splitting import split_parts
 from .typos import TypoExpander
+
+
+# A key normalize_package_key would return unchanged (IDs as the catalog stores them).
+_CANONICAL_KEY_RE = re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)*")
+
+
+def _package_key(name: str) -> str:
+    """``normalize_package_key`` with a fast path for names already in canonical form."""
+    return name if _CANONICAL_KEY_RE.fullmatch(name) else normalize_package_key(name)
 
 
 class RouterIndex:
@@ -61,21 +71,23 @@ class RouterIndex:
         kw_groups: dict[tuple[str, ...], list[int]] = {}
         self.keyword_ids: dict[tuple[str, ...], int] = {}
         self.entry_keywords: list[tuple[tuple[int, str], ...]] = []  # per entry: (keyword id, keyword as written)
-        # A generator: each entry's term frequencies are consumed by the index
-        # builder and dropped, so a big catalog's build does not hold them all.
-        self.bm25 = SparseBM25Index.build_weighted(
-            self._weighted_docs(kw_groups), k1=self.config.k1, b=self.config.b, delta=self.config.delta
+        self.bm25 = SparseBM25Index.from_triplets(
+            *weighted_triplets(self.entries, self.config.field_weights),
+            k1=self.config.k1,
+            b=self.config.b,
+            delta=self.config.delta,
         )
+        self._exact_match_maps(kw_groups)
         # Keyword index: each distinct analyzed keyword → the entries carrying it,
         # reachable from its first term. A query touches only its own terms' keywords.
         # A keyword carried by a large share of a big catalog names nothing in
         # particular: it is left to BM25 (and not paid for on every question).
         max_carriers = max(50, len(self.entries) // 20)
-        self.keyword_entries: dict[tuple[str, ...], np.ndarray] = {
-            terms: np.unique(np.asarray(ids, dtype=np.int64))
-            for terms, ids in kw_groups.items()
-            if len(set(ids)) <= max_carriers
-        }
+        self.keyword_entries: dict[tuple[str, ...], np.ndarray] = {}
+        for terms, ids in kw_groups.items():
+            unique = list(dict.fromkeys(ids))  # ids ascend (entry order): this is np.unique without its cost
+            if len(unique) <= max_carriers:
+                self.keyword_entries[terms] = np.array(unique, dtype=np.int64)
         # Reachable from their rarest term: a common word heads few keyword lists.
         self.keywords_by_rarest: dict[str, list[tuple[str, ...]]] = {}
         for terms in self.keyword_entries:
@@ -90,8 +102,10 @@ class RouterIndex:
         # Wiki links, both directions, to entries of this catalog only.
         self.links: dict[int, list[int]] = {}
         for i, e in enumerate(self.entries):
-            for target in WIKILINK_RE.findall(e.body or ""):
-                j = self.id_keys.get(normalize_package_key(target))
+            if "[[" not in (e.body or ""):
+                continue
+            for target in WIKILINK_RE.findall(e.body):
+                j = self.id_keys.get(_package_key(target))
                 if j is not None and j != i:
                     self.links.setdefault(i, []).append(j)
                     self.links.setdefault(j, []).append(i)
@@ -140,39 +154,26 @@ class RouterIndex:
             ]
         return cached
 
-    def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
-        """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
-        fw = self.config.field_weights
+    def _exact_match_maps(self, kw_groups: dict[tuple[str, ...], list[int]]) -> None:
+        """IDs and aliases, semantic IDs, and each entry's analyzed curated keywords."""
+        analyzed: dict[str, tuple[str, ...]] = {}  # keyword as written → its distinct terms (keywords repeat)
         for i, e in enumerate(self.entries):
-            fields = (
-                ("id", analyze_identifier(e.package_id)),
-                ("aliases", [t for a in e.aliases for t in analyze_identifier(a)]),
-                ("title", analyze(e.title)),
-                ("keywords", [t for k in e.keywords for t in analyze(k)]),
-                ("summary", analyze(e.summary)),
-                ("body", analyze(e.body)),
-                ("search_terms", [t for k in getattr(e, "search_terms", ()) for t in analyze(k)]),
-            )
-            freqs: dict[str, float] = {}
-            for name, terms in fields:
-                w = fw.get(name, 1.0)
-                for t, count in Counter(terms).items():  # counting in C: the body dominates
-                    freqs[t] = freqs.get(t, 0.0) + w * count
             for name in (e.package_id, *e.aliases):
-                key = normalize_package_key(name)
+                key = _package_key(name)
                 if key:
                     self.id_keys.setdefault(key, i)
             for sid in e.semantic_ids:
                 self.semantic.setdefault(sid.lower(), []).append(i)
             analyzed_keywords = []
             for kw in e.keywords:
-                kw_terms = tuple(dict.fromkeys(analyze(kw)))
+                kw_terms = analyzed.get(kw)
+                if kw_terms is None:
+                    kw_terms = analyzed[kw] = tuple(dict.fromkeys(analyze(kw)))
                 if kw_terms:
                     kw_groups.setdefault(kw_terms, []).append(i)
                     # By a small int id: the hot path compares ids, not tuples of strings.
                     analyzed_keywords.append((self.keyword_ids.setdefault(kw_terms, len(self.keyword_ids)), kw))
             self.entry_keywords.append(tuple(analyzed_keywords))
-            yield freqs
 
     def body_tokens(self, i: int) -> int:
         cached = self._body_tokens.get(i)
