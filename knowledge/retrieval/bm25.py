@@ -192,6 +192,12 @@ class SparseBM25Index:
             norm = k1 * (1 - b + b * lengths / avgdl)
         else:
             norm = np.full(n_docs, k1)
+        # The raw weighted frequencies stay (float32 when that is exact, as with the
+        # default field weights): a delta segment recomputes weights from them
+        # with the merged corpus's statistics (knowledge/retrieval/delta.py).
+        tf32 = tf.astype(np.float32)
+        kept_tf = tf32 if np.array_equal(tf32, tf) else tf.copy()
+        del tf32
         # data = idf · tf(k1+1) / (tf + norm), in place and in chunks: full-size
         # temporaries would double the build's peak memory on big catalogs.
         data = tf
@@ -215,6 +221,10 @@ class SparseBM25Index:
             delta=delta,
         )
         index.term_max = term_max  # best weight of each term: the pruning bound
+        # Kept for storage and delta segments (knowledge/retrieval/segments.py, delta.py).
+        index.lengths = lengths
+        index.avgdl = avgdl
+        index.tf = kept_tf
         return index
 
     # ------------------------------------------------------------------ terms
