@@ -50,9 +50,7 @@ class Catalog:
         for entry in entries:
             for alias in entry.aliases:
                 by_key.setdefault(normalize_package_key(alias), entry)
-        return cls(
-            version=version, entries=tuple(entries), synonyms=tuple(tuple(s) for s in synonyms), _by_key=by_key
-        )
+        return cls(version=version, entries=tuple(entries), synonyms=tuple(tuple(s) for s in synonyms), _by_key=by_key)
 
     def __len__(self) -> int:
         return len(self.entries)

@@ -16,7 +16,7 @@ import pytest
 from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval import bm25, signals
 from knowledge.retrieval.delta import MergedBM25Index, index_with_edits
-from knowledge.retrieval.entries import Entry, RouterConfig
+from knowledge.retrieval.entries import Entry
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.segments import (
     SegmentError,
@@ -34,7 +34,9 @@ ROOT = Path(__file__).resolve().parents[3]
 def _edited(entries: list) -> list:
     """A few edits of every kind: a body, keywords and summary, a removal, two additions (one linking back)."""
     out = list(entries)
-    out[1] = dataclasses.replace(out[1], body=out[1].body + "\n\nRevisado: prazo novo de entrega e orçamento.", revision=9)
+    out[1] = dataclasses.replace(
+        out[1], body=out[1].body + "\n\nRevisado: prazo novo de entrega e orçamento.", revision=9
+    )
     out[3] = dataclasses.replace(
         out[3], summary="Resumo reescrito sobre assinatura", keywords=("assinatura digital", *out[3].keywords[:1])
     )
@@ -113,7 +115,9 @@ def test_delta_statistics_and_scores_equal_a_fresh_build_bit_for_bit():
         fresh.entries[i].package_id for i in fresh.strict_rules
     }
     links = {(merged.entries[i].package_id, merged.entries[j].package_id) for i, js in merged.links.items() for j in js}
-    assert links == {(fresh.entries[i].package_id, fresh.entries[j].package_id) for i, js in fresh.links.items() for j in js}
+    assert links == {
+        (fresh.entries[i].package_id, fresh.entries[j].package_id) for i, js in fresh.links.items() for j in js
+    }
 
 
 def test_a_removed_entry_is_never_delivered_and_a_new_one_is():
