@@ -42,3 +42,7 @@ KNOWLEDGE_CATALOG_DIRS = [BASE_DIR / "knowledge" / "catalog"]  # noqa: F405
 # A scripted model server in a test answers the turn, not a package save's search-terms request;
 # tests/knowledge/router/test_search_terms.py turns it on where it is the subject.
 KNOWLEDGE_SEARCH_TERMS_ON_SAVE = False
+# Each test process keeps its router index in memory and builds in the request's
+# thread (deterministic); tests of the shared segments and background builds set these.
+KNOWLEDGE_INDEX_DIR = None
+KNOWLEDGE_INDEX_BACKGROUND = False

@@ -85,6 +85,7 @@ class MergedBM25Index:
         self.base = base
         self.k1, self.b, self.delta = base.k1, base.b, base.delta
         self.n_slots = n_slots
+        self.changed_count = len(delta_entries) + len(set(dead.tolist()) - {s for s, _ in delta_entries})
         # Base documents whose base postings no longer count (removed or replaced).
         self.base_dead = np.zeros(n_slots, dtype=bool)
         self.base_dead[dead] = True
