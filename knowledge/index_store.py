@@ -64,7 +64,7 @@ def shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, force
     if directory is None:
         return RouterIndex(catalog.entries, config=config, version=catalog.version)
     digest = entries_digest(catalog.entries)
-    key = segment_key(digest, _synonyms_fingerprint(fingerprint, config))
+    key = catalog_segment_key(digest, config, fingerprint)
     if not force:
         index = _open(catalog, config, directory, key, digest)
         if index is not None:
@@ -91,11 +91,12 @@ def shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, force
         return index
 
 
-def _synonyms_fingerprint(fingerprint: str, config: RouterConfig) -> str:
+def catalog_segment_key(digest: str, config: RouterConfig, fingerprint: str) -> str:
+    """The segment key of a catalog's content under ``config`` (its synonyms applied, see ``catalog_config``)."""
     # Curated synonyms live in the catalog, not in settings: they belong in the key too.
-    if not config.synonyms:
-        return fingerprint
-    return f"{fingerprint}s{hashlib.sha1(repr(config.synonyms).encode()).hexdigest()[:8]}"
+    if config.synonyms:
+        fingerprint = f"{fingerprint}s{hashlib.sha1(repr(config.synonyms).encode()).hexdigest()[:8]}"
+    return segment_key(digest, fingerprint)
 
 
 def _open(catalog, config, directory: Path, key: str, digest: str) -> RouterIndex | None:

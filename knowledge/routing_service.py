@@ -192,10 +192,9 @@ class RouterIndexHolder:
                 return
             with self._build_lock:
                 current = self._index
-                if current is None or (current.version <= catalog.version and current.source is catalog):
+                # Not over a newer catalog's delta: that one's own compaction follows.
+                if current is None or current.version < catalog.version or current.source is catalog:
                     self._index, self._fingerprint, self._generation = index, fingerprint, generation
-                elif current.version < catalog.version:
-                    pass  # a newer catalog arrived meanwhile: its own build or delta follows
 
         self._background = threading.Thread(target=build, name="router-index-build", daemon=True)
         self._background.start()

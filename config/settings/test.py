@@ -5,6 +5,7 @@ and Redis db (pytest-django creates test_<name> itself).
 """
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -44,5 +45,6 @@ KNOWLEDGE_CATALOG_DIRS = [BASE_DIR / "knowledge" / "catalog"]  # noqa: F405
 KNOWLEDGE_SEARCH_TERMS_ON_SAVE = False
 # Each test process keeps its router index in memory and builds in the request's
 # thread (deterministic); tests of the shared segments and background builds set these.
-KNOWLEDGE_INDEX_DIR = None
+# (a test starting other processes passes its directory through the environment).
+KNOWLEDGE_INDEX_DIR = Path(os.environ["KNOWLEDGE_INDEX_DIR"]) if os.environ.get("KNOWLEDGE_INDEX_DIR") else None
 KNOWLEDGE_INDEX_BACKGROUND = False
