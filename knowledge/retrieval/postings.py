@@ -2,10 +2,9 @@
 
 The index build used to analyze every field of every entry token by token in
 Python and count terms in one dict per entry: at 100,000 entries that loop
-was most of a ~35 s (CPU) build. Here each distinct whitespace-separated
-chunk of the corpus is analyzed once, every occurrence becomes term ids
-through a C-level ``map`` over a dict, and the counting is done by numpy per
-chunk of entries.
+was most of a ~35 s (CPU) build. Here a text is counted by whitespace-separated
+chunk in C, each distinct chunk of the corpus is analyzed once, and the
+per-(document, term) counting is done by numpy per batch of entries.
 
 The result is the same as the per-entry loop (``RouterIndex._weighted_docs``
 before this module): term ids are assigned in order of first appearance
@@ -31,6 +30,7 @@ from .entries import EntryLike
 # BM25F fields in the order their terms are first seen (the vocabulary's order).
 FIELDS = ("id", "aliases", "title", "keywords", "summary", "body", "search_terms")
 _IDENTIFIER_FIELDS = frozenset({"id", "aliases"})
+_MULTI_TEXT_FIELDS = frozenset({"keywords", "search_terms"})
 # Entries per numpy counting pass: bounds the transient token arrays (~1M tokens).
 CHUNK_ENTRIES = 4096
 
@@ -52,43 +52,61 @@ def _field_texts(e: EntryLike, name: str) -> Sequence[str]:
 
 
 class _TermTable:
-    """Text → the ids of its analyzed terms; term → id in order of first appearance.
+    """Texts → chunk ids; chunk → term ids; term → id.
 
     Tokens never span whitespace, so a text's tokens are those of its
-    whitespace-separated chunks in order. Each distinct chunk ("preço,",
-    "[[PKG_000123]]") is analyzed once and remembered as a tuple of term ids:
-    after that, a text costs a ``str.split`` and C-level dict lookups.
+    whitespace-separated chunks in order. Each distinct chunk of the corpus
+    ("preço,", "[[PKG_000123]]") is analyzed once and remembered as an id
+    with its term ids (CSR arrays): after that, a batch of texts costs
+    ``str.split`` and a ``map`` over a dict, C-level work per token.
     """
 
     def __init__(self):
         self.vocabulary: dict[str, int] = {}
-        self.chunks: dict[str, tuple[int, ...]] = {}
+        self.chunks: dict[str, int] = {}
+        self.chunk_ptr = array("q", [0])
+        self.chunk_terms = array("i")
 
     def _term_id(self, term: str) -> int:
         return self.vocabulary.setdefault(term, len(self.vocabulary))
 
     def _register(self, chunk: str) -> None:
-        self.chunks[chunk] = tuple(self._term_id(t) for t in analyze(chunk))
+        self.chunks[chunk] = len(self.chunks)
+        self.chunk_terms.extend(self._term_id(t) for t in analyze(chunk))
+        self.chunk_ptr.append(len(self.chunk_terms))
 
-    def text_term_ids(self, text: str, out: array) -> int:
-        """Append the term ids of ``text`` to ``out``; returns how many."""
-        chunks = text.split()
+    def texts_chunks(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
+        """Chunk ids of every text in order, and how many each text has (C-level work per token)."""
+        splits = [text.split() for text in texts]
+        lens = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
+        flat = list(chain.from_iterable(splits))
         lookup = self.chunks
-        before = len(out)
         try:
-            out.extend(chain.from_iterable(map(lookup.__getitem__, chunks)))
+            ids = list(map(lookup.__getitem__, flat))
         except KeyError:
-            del out[before:]
-            for chunk in chunks:  # in text order: new terms get ids in order of appearance
+            for chunk in dict.fromkeys(flat):  # distinct, in order of appearance
                 if chunk not in lookup:
                     self._register(chunk)
-            out.extend(chain.from_iterable(map(lookup.__getitem__, chunks)))
-        return len(out) - before
+            ids = list(map(lookup.__getitem__, flat))
+        return np.array(ids, dtype=np.int64), lens
 
-    def identifier_term_ids(self, text: str, out: array) -> int:
+    def identifier_term_ids(self, text: str, ids: array) -> int:
         terms = analyze_identifier(text)
-        out.extend(self._term_id(t) for t in terms)
+        ids.extend(self._term_id(t) for t in terms)
         return len(terms)
+
+    def expand(self, chunk_ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
+        """Chunk ids (with their documents) → the term ids they analyze to, in order."""
+        ptr = np.frombuffer(self.chunk_ptr, dtype=np.int64)
+        flat = _np(self.chunk_terms, np.int32).astype(np.int64)
+        starts = ptr[chunk_ids]
+        lens = ptr[chunk_ids + 1] - starts
+        if lens.size == 0 or lens.max() <= 1:
+            keep = lens == 1
+            return flat[starts[keep]], docs[keep]
+        total = int(lens.sum())
+        within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
+        return flat[np.repeat(starts, lens) + within], np.repeat(docs, lens)
 
 
 def _np(values: array, dtype) -> np.ndarray:
@@ -131,29 +149,32 @@ def weighted_triplets(
 
 def _chunk_triplets(table: _TermTable, chunk: Sequence[EntryLike], weights: list[tuple[str, float]]):
     """Unique (term, local doc) pairs of a chunk with Σ_f w_f·count_f summed field by field."""
-    n_fields = len(weights)
-    ids = [array("i") for _ in range(n_fields)]  # term ids
-    per_doc = [array("i") for _ in range(n_fields)]  # how many of them each entry added
-    for e in chunk:
-        for f, (name, w) in enumerate(weights):
-            n = 0
-            if w != 0:
-                add = table.identifier_term_ids if name in _IDENTIFIER_FIELDS else table.text_term_ids
-                for text in _field_texts(e, name):
-                    n += add(text, ids[f])
-            per_doc[f].append(n)
+    n_docs = len(chunk)
+    doc_numbers = np.arange(n_docs, dtype=np.int64)
+    field_terms: list[tuple[float, np.ndarray, np.ndarray]] = []
+    for name, w in weights:
+        if w == 0:
+            continue
+        if name in _IDENTIFIER_FIELDS:
+            ids, per_doc = array("i"), array("i")
+            for e in chunk:
+                per_doc.append(sum(table.identifier_term_ids(text, ids) for text in _field_texts(e, name)))
+            terms = _np(ids, np.int32).astype(np.int64)
+            docs = np.repeat(doc_numbers, _np(per_doc, np.int32))
+        else:
+            # A field's texts of one entry joined by a space: tokens never span whitespace.
+            texts = [" ".join(_field_texts(e, name)) if name in _MULTI_TEXT_FIELDS else _field_texts(e, name)[0] for e in chunk]
+            chunk_ids, lens = table.texts_chunks(texts)
+            terms, docs = table.expand(chunk_ids, np.repeat(doc_numbers, lens))
+        if terms.size:
+            field_terms.append((w, terms, docs))
     n_terms = max(len(table.vocabulary), 1)
-    doc_numbers = np.arange(len(chunk), dtype=np.int64)
     keys_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
-    for f, (_, w) in enumerate(weights):
-        if not len(ids[f]):
-            continue
-        docs = np.repeat(doc_numbers, _np(per_doc[f], np.int32))
-        term_ids = _np(ids[f], np.int32)
-        unique, counts = np.unique(docs * n_terms + term_ids, return_counts=True)
+    for w, terms, docs in field_terms:
+        unique, counts = np.unique(docs * n_terms + terms, return_counts=True)
         keys_parts.append(unique)
-        value_parts.append(w * counts.astype(np.float64))
+        value_parts.append(w * counts.astype(np.float64))  # w·count, as the per-entry loop computed it
     if not keys_parts:
         empty = np.zeros(0, dtype=np.int32)
         return empty, empty.copy(), np.zeros(0)
