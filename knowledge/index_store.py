@@ -128,3 +128,20 @@ def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIn
             index.build_ms,
         )
     return index
+
+
+def router_segment_prepare() -> dict:
+    """Build the active catalog's shared segment unless it exists (Celery task, deploy step); idempotent."""
+    from knowledge.catalog import get_active_catalog
+    from knowledge.routing_service import _config_fingerprint, router_config
+
+    directory = index_dir()
+    catalog = get_active_catalog()
+    if directory is None:
+        return {"status": "disabled", "version": catalog.version}
+    config = router_config()
+    fingerprint = _config_fingerprint(config)
+    key = catalog_segment_key(entries_digest(catalog.entries), catalog_config(catalog, config), fingerprint)
+    existed = segment_exists(directory, key)
+    shared_index_build(catalog, config, fingerprint)
+    return {"status": "exists" if existed else "built", "version": catalog.version, "key": key}

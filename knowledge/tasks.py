@@ -3,6 +3,7 @@
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
+from knowledge.index_store import router_segment_prepare
 from knowledge.search_terms import search_terms_propose
 
 
@@ -17,3 +18,16 @@ from knowledge.search_terms import search_terms_propose
 def suggest_search_terms(revision_pk: int) -> dict | None:
     record = search_terms_propose(revision_pk=revision_pk)
     return None if record is None else {"status": record.status}
+
+
+@shared_task(
+    name="knowledge.router_index_build",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    max_retries=5,
+)
+def router_index_build() -> dict:
+    """Write the shared router segment of the active catalog (if missing), so web processes map it instead of building."""
+    return router_segment_prepare()

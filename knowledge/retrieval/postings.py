@@ -163,7 +163,10 @@ def _chunk_triplets(table: _TermTable, chunk: Sequence[EntryLike], weights: list
             docs = np.repeat(doc_numbers, _np(per_doc, np.int32))
         else:
             # A field's texts of one entry joined by a space: tokens never span whitespace.
-            texts = [" ".join(_field_texts(e, name)) if name in _MULTI_TEXT_FIELDS else _field_texts(e, name)[0] for e in chunk]
+            texts = [
+                " ".join(_field_texts(e, name)) if name in _MULTI_TEXT_FIELDS else _field_texts(e, name)[0]
+                for e in chunk
+            ]
             chunk_ids, lens = table.texts_chunks(texts)
             terms, docs = table.expand(chunk_ids, np.repeat(doc_numbers, lens))
         if terms.size:

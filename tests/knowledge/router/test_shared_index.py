@@ -186,3 +186,20 @@ def test_two_processes_map_one_segment_and_both_see_an_edit_through_the_delta(tm
         for worker in workers:
             worker.stdin.close()
             worker.wait(10)
+
+
+def test_the_celery_task_prepares_the_segment_once(catalog, shared):
+    from knowledge.tasks import router_index_build
+
+    first = router_index_build.delay().get()
+    assert first["status"] == "built" and _segments(shared) == [first["key"]]
+    assert router_index_build.delay().get()["status"] == "exists"
+    index, _ = RouterIndexHolder().get()
+    assert str(index.bm25._postings.data.filename).startswith(str(shared / first["key"]))
+
+
+def test_without_an_index_directory_the_task_does_nothing(catalog, settings):
+    from knowledge.tasks import router_index_build
+
+    settings.KNOWLEDGE_INDEX_DIR = None
+    assert router_index_build.delay().get()["status"] == "disabled"
