@@ -143,6 +143,9 @@ class RouterIndexHolder:
         fingerprint = _config_fingerprint(config)
         index = self._index
         if index is not None and self._current(index, catalog, fingerprint, generation):
+            if index.delta_base is not None and not self._background_running():
+                # A delta whose compaction could not start (another build was running): start it now.
+                self._start_background(catalog, config, fingerprint, generation)
             return index, fingerprint
         if index is not None and not self._build_lock.acquire(blocking=False):
             # Another thread is building the new index: keep serving the old one.
@@ -181,7 +184,7 @@ class RouterIndexHolder:
         """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted."""
         if not getattr(settings, "KNOWLEDGE_INDEX_BACKGROUND", False):
             return False
-        if self._background is not None and self._background.is_alive():
+        if self._background_running():
             return True  # one at a time: the next question after it finishes catches up
 
         def build() -> None:
@@ -199,6 +202,9 @@ class RouterIndexHolder:
         self._background = threading.Thread(target=build, name="router-index-build", daemon=True)
         self._background.start()
         return True
+
+    def _background_running(self) -> bool:
+        return self._background is not None and self._background.is_alive()
 
     def wait_background(self, timeout: float | None = None) -> None:
         """Tests and commands: wait for a background build to finish."""

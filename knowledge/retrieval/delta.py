@@ -33,6 +33,10 @@ from .entries import KIND_RULE, EntryLike
 from .postings import weighted_triplets
 
 
+# Postings whose merged weights a delta index keeps between questions (16 bytes each: ~64 MB).
+_CACHE_POSTINGS = 4_000_000
+
+
 class MergedCounts(Mapping):
     """term → document frequency of the merged corpus (terms with none are absent)."""
 
@@ -132,6 +136,7 @@ class MergedBM25Index:
             changed[term] = before - removed.get(term, 0) + added
         self.vocabulary = MergedCounts(base, changed)
         self._terms: dict[str, tuple | None] = {}
+        self._cached_postings = 0
 
     # ------------------------------------------------------------------ terms
 
@@ -186,8 +191,10 @@ class MergedBM25Index:
                 order = np.argsort(docs, kind="stable")
                 docs, weights = docs[order], weights[order]
             found = (docs, weights, float(weights.max()) if weights.size else 0.0, idf)
-        if len(self._terms) < 4096:
+        size = found[0].size if found is not None else 0
+        if found is not None and self._cached_postings + size <= _CACHE_POSTINGS:  # known terms only
             self._terms[term] = found
+            self._cached_postings += size
         return found
 
     def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
