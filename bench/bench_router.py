@@ -11,7 +11,11 @@ strict rules and procedures) and reports, side by side in one run:
   delivery shaping); for the baseline it is analysis + `BM25Okapi.get_scores`
   over the whole corpus + a top-10 selection;
 - peak memory: peak RSS of a fresh process that generates the corpus and
-  builds that one index (each measurement runs in its own child process).
+  builds that one index (each measurement runs in its own child process);
+- shared index: a first process builds and writes the memory-mapped segment
+  (build + write time, peak RSS); a second process maps it (load time, the
+  extra private and RSS memory it costs) and makes one edited entry visible
+  through a delta (apply + first route, ms), then routes with the delta live.
 
 Usage:  python bench/bench_router.py            # 1k, 10k, 100k
         python bench/bench_router.py --quick    # 1k, 10k, fewer questions
@@ -233,6 +237,99 @@ def run_one(impl: str, size: int, n_questions: int, queue) -> None:
     )
 
 
+def _private_mb() -> float:
+    """This process's private resident memory (not shared with other processes), from smaps_rollup."""
+    try:
+        text = Path("/proc/self/smaps_rollup").read_text()
+    except OSError:
+        return float("nan")
+    kb = sum(int(line.split()[1]) for line in text.splitlines() if line.startswith(("Private_Clean", "Private_Dirty")))
+    return kb / 1024
+
+
+def _rss_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def run_segment_write(size: int, directory: str, queue) -> None:
+    """In a fresh process: build the index and write its shared segment (what the first process does)."""
+    from knowledge.retrieval.index import RouterIndex
+    from knowledge.retrieval.segments import segment_write
+
+    entries, _, _ = make_catalog(size)
+    started, cpu = time.perf_counter(), time.process_time()
+    index = RouterIndex(entries)
+    segment_write(Path(directory), "bench", index.bm25)
+    queue.put(
+        {
+            "write": time.perf_counter() - started,
+            "write_cpu": time.process_time() - cpu,
+            "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+        }
+    )
+
+
+def run_segment_map(size: int, directory: str, n_questions: int, queue) -> None:
+    """In another fresh process: map the segment, route, then make one edit visible through a delta."""
+    import dataclasses
+
+    from knowledge.retrieval.delta import index_with_edits
+    from knowledge.retrieval.index import RouterIndex
+    from knowledge.retrieval.segments import segment_open
+
+    entries, rng, zipf = make_catalog(size)
+    questions = make_questions(entries, rng, zipf, n_questions)
+    rss0, private0 = _rss_mb(), _private_mb()
+    started, cpu = time.perf_counter(), time.process_time()
+    index = RouterIndex(entries, bm25=segment_open(Path(directory), "bench"))
+    load, load_cpu = time.perf_counter() - started, time.process_time() - cpu
+    for q in questions:
+        index.route(q)
+    rss1, private1 = _rss_mb(), _private_mb()
+    # One package edited (admin save, import, API): apply the delta, answer the next question.
+    edited = list(entries)
+    target = len(edited) // 2
+    edited[target] = dataclasses.replace(edited[target], body=edited[target].body + " revisado", revision=2)
+    started, cpu = time.perf_counter(), time.process_time()
+    merged = index_with_edits(index, edited, version=2, max_changes=256)
+    merged.route(questions[0])
+    visible, visible_cpu = (time.perf_counter() - started) * 1000, (time.process_time() - cpu) * 1000
+    samples = []
+    for q in questions:
+        t = time.perf_counter()
+        merged.route(q)
+        samples.append((time.perf_counter() - t) * 1000)
+    queue.put(
+        {
+            "load": load,
+            "load_cpu": load_cpu,
+            "extra_private": private1 - private0,
+            "extra_rss": rss1 - rss0,
+            "visible": visible,
+            "visible_cpu": visible_cpu,
+            "delta_p50": _percentiles(samples)[0],
+        }
+    )
+
+
+def measure_shared(size: int, n_questions: int) -> dict:
+    import tempfile
+
+    ctx = mp.get_context("spawn")
+    with tempfile.TemporaryDirectory(prefix="bench-router-index-") as directory:
+        out = {}
+        for target, args in ((run_segment_write, (size, directory)), (run_segment_map, (size, directory, n_questions))):
+            queue = ctx.Queue()
+            proc = ctx.Process(target=target, args=(*args, queue))
+            proc.start()
+            out.update(queue.get())
+            proc.join()
+    return out
+
+
 def measure(impl: str, size: int, n_questions: int) -> dict:
     ctx = mp.get_context("spawn")
     queue = ctx.Queue()
@@ -252,7 +349,9 @@ def main() -> None:
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"Python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {load}; one question at a time.")
     print("Wall time (perf_counter) and, in brackets, this process's CPU time (process_time) per call.\n")
-    print("| entries | implementation | build s [cpu] | route p50 ms [cpu] | route p95 ms [cpu] | peak RSS MB | questions |")
+    print(
+        "| entries | implementation | build s [cpu] | route p50 ms [cpu] | route p95 ms [cpu] | peak RSS MB | questions |"
+    )
     print("|---:|---|---:|---:|---:|---:|---:|")
     summary = []
     for size in sizes:
@@ -270,11 +369,25 @@ def main() -> None:
                 flush=True,
             )
         summary.append((size, base["p50"] / router["p50"], base["cpu50"] / max(router["cpu50"], 1e-9)))
+    print("\nShared index: segment written by a first process, mapped by a second one; one edit through a delta.")
+    print("Extra memory of the second process: after mapping the index and routing, minus before (its catalog")
+    print("already loaded); private = not shared with other processes (smaps), RSS also counts shared pages.\n")
+    print(
+        "| entries | build + write s [cpu] | peak RSS MB (writer) | map + load s [cpu] | extra private MB "
+        "| extra RSS MB | edit visible ms [cpu] | route p50 ms with delta |"
+    )
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for size in sizes:
+        r = measure_shared(size, 30 if args.quick else 100)
+        print(
+            f"| {size:,} | {r['write']:.2f} [{r['write_cpu']:.2f}] | {r['peak']:.0f} | {r['load']:.2f} [{r['load_cpu']:.2f}] "
+            f"| {r['extra_private']:.0f} | {r['extra_rss']:.0f} | {r['visible']:.1f} [{r['visible_cpu']:.1f}] "
+            f"| {r['delta_p50']:.3f} |",
+            flush=True,
+        )
     print()
     for size, speedup, cpu_speedup in summary:
-        print(
-            f"{size:>7,} entries: router p50 is {speedup:.2f}x the baseline's speed (wall), {cpu_speedup:.2f}x (CPU)"
-        )
+        print(f"{size:>7,} entries: router p50 is {speedup:.2f}x the baseline's speed (wall), {cpu_speedup:.2f}x (CPU)")
     load = " / ".join(f"{x:.1f}" for x in os.getloadavg())
     print(f"load average at the end: {load}")
 

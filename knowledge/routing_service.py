@@ -22,7 +22,7 @@ import logging
 import threading
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 import numpy as np
 from django.conf import settings
@@ -38,8 +38,8 @@ from knowledge.feedback import (
     session_routes,
     session_routes_remember,
 )
+from knowledge.index_store import catalog_dense, delta_index, shared_index_build
 from knowledge.models import FetchFeedback
-from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
@@ -108,19 +108,6 @@ def router_config() -> RouterConfig:
     )
 
 
-def _dense_of(catalog):
-    """The catalog's stored entry vectors for the dense signal; None without any, or with the model off."""
-    vectors = getattr(catalog, "vectors", None)
-    if not vectors or not embeddings.available():
-        return None
-    return DenseIndex.from_rows(
-        [
-            np.frombuffer(vectors[e.package_id], dtype="<f4") if e.package_id in vectors else None
-            for e in catalog.entries
-        ]
-    )
-
-
 def _part_text(index: RouterIndex, message: str, key: str) -> str:
     """The part of the message whose feedback key is ``key`` (read only when a feedback row has a vector)."""
     return next((p for p in split_parts(message) or [message] if part_key(index, p) == key), "")
@@ -144,14 +131,24 @@ def _config_fingerprint(config: RouterConfig) -> str:
 
 
 class RouterIndexHolder:
-    """The process's current index; swaps in a rebuilt one without blocking readers."""
+    """The process's current index; swaps in a new one without blocking readers.
+
+    On a catalog change, a few edited entries are merged into the current
+    base through a delta (milliseconds, see ``knowledge.index_store``); a
+    bigger change, a settings change or ``reindex`` needs a full build. With
+    ``KNOWLEDGE_INDEX_BACKGROUND`` on, full builds (and the compaction that
+    follows a delta) run in a background thread while the current index keeps
+    answering; only a process with no index at all waits (its first question).
+    """
 
     def __init__(self):
         self._index: RouterIndex | None = None
         self._fingerprint = ""
         self._generation = 0
         self._build_lock = threading.Lock()
+        self._background: threading.Thread | None = None
         self.builds = 0
+        self.deltas = 0
 
     @property
     def current(self) -> RouterIndex | None:
@@ -163,12 +160,10 @@ class RouterIndexHolder:
         config = router_config()
         fingerprint = _config_fingerprint(config)
         index = self._index
-        if (
-            index is not None
-            and self._fresh(index, catalog)
-            and self._fingerprint == fingerprint
-            and self._generation == generation
-        ):
+        if index is not None and self._current(index, catalog, fingerprint, generation):
+            if index.delta_base is not None and not self._background_running():
+                # A delta whose compaction could not start (another build was running): start it now.
+                self._start_background(catalog, config, fingerprint, generation)
             return index, fingerprint
         if index is not None and not self._build_lock.acquire(blocking=False):
             # Another thread is building the new index: keep serving the old one.
@@ -177,17 +172,63 @@ class RouterIndexHolder:
             self._build_lock.acquire()
         try:
             index = self._index
-            if (
-                index is None
-                or not self._fresh(index, catalog)
-                or self._fingerprint != fingerprint
-                or self._generation != generation
-            ):
-                index = self._build(catalog, config)
-                self._index, self._fingerprint, self._generation = index, fingerprint, generation
+            if index is None or not self._current(index, catalog, fingerprint, generation):
+                index = self._next(index, catalog, config, fingerprint, generation)
             return index, self._fingerprint
         finally:
             self._build_lock.release()
+
+    def _current(self, index: RouterIndex, catalog, fingerprint: str, generation: int) -> bool:
+        return self._fresh(index, catalog) and self._fingerprint == fingerprint and self._generation == generation
+
+    def _next(self, index, catalog, config: RouterConfig, fingerprint: str, generation: int) -> RouterIndex:
+        """Under the build lock: a delta when it will do, else a full build (in the background if one serves)."""
+        if index is not None and self._fingerprint == fingerprint and self._generation == generation:
+            merged = delta_index(index, catalog, config)
+            if merged is not None:
+                merged.source = catalog
+                self._index = merged
+                self.deltas += 1
+                self.builds += 1
+                self._start_background(catalog, config, fingerprint, generation)  # compaction
+                return merged
+        if index is not None and self._start_background(catalog, config, fingerprint, generation):
+            return index
+        index = self._build(catalog, config)
+        self._index, self._fingerprint, self._generation = index, fingerprint, generation
+        return index
+
+    def _start_background(self, catalog, config, fingerprint: str, generation: int) -> bool:
+        """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted."""
+        if not getattr(settings, "KNOWLEDGE_INDEX_BACKGROUND", False):
+            return False
+        if self._background_running():
+            return True  # one at a time: the next question after it finishes catches up
+
+        def build() -> None:
+            try:
+                index = self._build(catalog, config)
+            except Exception:  # a boundary: the current index keeps serving; logged without content
+                logger.exception("router_index_background_build_failed version=%s", catalog.version)
+                return
+            with self._build_lock:
+                current = self._index
+                # Not over a newer catalog's delta: that one's own compaction follows.
+                if current is None or current.version < catalog.version or current.source is catalog:
+                    self._index, self._fingerprint, self._generation = index, fingerprint, generation
+
+        self._background = threading.Thread(target=build, name="router-index-build", daemon=True)
+        self._background.start()
+        return True
+
+    def _background_running(self) -> bool:
+        return self._background is not None and self._background.is_alive()
+
+    def wait_background(self, timeout: float | None = None) -> None:
+        """Tests and commands: wait for a background build to finish."""
+        thread = self._background
+        if thread is not None:
+            thread.join(timeout)
 
     @staticmethod
     def _fresh(index: RouterIndex, catalog) -> bool:
@@ -195,12 +236,9 @@ class RouterIndexHolder:
         # catalog rebuilt at an equal version, e.g. after a test rollback, is new).
         return index.version == catalog.version and index.source is catalog
 
-    def _build(self, catalog, config: RouterConfig) -> RouterIndex:
+    def _build(self, catalog, config: RouterConfig, force: bool = False) -> RouterIndex:
         started = time.perf_counter()
-        synonyms = getattr(catalog, "synonyms", ())
-        if synonyms:
-            config = replace(config, synonyms=synonyms)
-        index = RouterIndex(catalog.entries, config=config, version=catalog.version, dense=_dense_of(catalog))
+        index = shared_index_build(catalog, config, _config_fingerprint(config), force=force, dense=catalog_dense)
         index.source = catalog
         self.builds += 1
         logger.info(
@@ -215,9 +253,10 @@ class RouterIndexHolder:
         """Build now from the active catalog (manage.py reindex)."""
         catalog = get_active_catalog()
         config = router_config()
+        fingerprint = _config_fingerprint(config)
         with self._build_lock:
-            index = self._build(catalog, config)
-            self._index, self._fingerprint = index, _config_fingerprint(config)
+            index = self._build(catalog, config, force=True)
+            self._index, self._fingerprint = index, fingerprint
             if generation is not None:
                 self._generation = generation
         return index

@@ -4,6 +4,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from knowledge.embeddings import revision_embedding_compute
+from knowledge.index_store import router_segment_prepare
 from knowledge.search_terms import search_terms_propose
 
 
@@ -31,3 +32,16 @@ def suggest_search_terms(revision_pk: int) -> dict | None:
 def embed_revision(revision_pk: int) -> bool:
     """The revision's passage vector for the router's dense signal (idempotent)."""
     return revision_embedding_compute(revision_pk=revision_pk)
+
+
+@shared_task(
+    name="knowledge.router_index_build",
+    acks_late=True,
+    reject_on_worker_lost=True,
+    autoretry_for=(OperationalError, InterfaceError),
+    retry_backoff=2,
+    max_retries=5,
+)
+def router_index_build() -> dict:
+    """Write the shared router segment of the active catalog (if missing), so web processes map it instead of building."""
+    return router_segment_prepare()

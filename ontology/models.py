@@ -112,7 +112,7 @@ class Skill(models.Model):
             )
             if unknown:
                 errors["index_filters"] = (
-                    f"Unknown chunk metadata field(s): {', '.join(unknown)} (only \"*\" may name another field)."
+                    f'Unknown chunk metadata field(s): {", ".join(unknown)} (only "*" may name another field).'
                 )
         for name in ("activation", "deactivation"):
             if not isinstance(getattr(self, name), dict):

@@ -83,7 +83,7 @@ def build(dictd: Path) -> dict[tuple[str, str], list[str]]:
             for phrase in phrases:
                 add(src_lang, head, dst_lang, phrase)
                 add(dst_lang, phrase, src_lang, head)
-    return {k: v[:MAX_TRANSLATIONS * 2] for k, v in table.items()}
+    return {k: v[: MAX_TRANSLATIONS * 2] for k, v in table.items()}
 
 
 def main() -> None:

@@ -19,6 +19,8 @@ from functools import lru_cache
 
 def fold(text: str) -> str:
     """Remove diacritics (ção → cao); keeps case."""
+    if text.isascii():  # NFKD leaves ASCII as it is: the common case skips the decomposition
+        return text
     decomposed = unicodedata.normalize("NFKD", text)
     return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
 

@@ -409,3 +409,17 @@ LOGGING = {
         "axes": {"level": "ERROR"},
     },
 }
+
+# Router index storage and edits (docs/retrieval.md, "Shared index and deltas").
+# One memory-mapped segment per catalog content under this directory, shared by
+# every process of the host; "none" keeps each process's index in memory.
+_index_dir = env.str("KNOWLEDGE_INDEX_DIR", default=str(VAR_DIR / "router_index"))
+KNOWLEDGE_INDEX_DIR = None if _index_dir.lower() == "none" else Path(_index_dir)
+# Up to this many changed entries are merged into the current base through a
+# delta (milliseconds); more, and the catalog is indexed again in full. 0: never.
+KNOWLEDGE_INDEX_DELTA_MAX = env.int("KNOWLEDGE_INDEX_DELTA_MAX", default=256)
+# Full builds and the compaction after a delta run in a background thread while the
+# current index answers (only a process with no index yet waits for one).
+KNOWLEDGE_INDEX_BACKGROUND = env.bool("KNOWLEDGE_INDEX_BACKGROUND", default=True)
+# Segments kept on disk (the newest ones); older ones are removed after each write.
+KNOWLEDGE_INDEX_KEEP = env.int("KNOWLEDGE_INDEX_KEEP", default=2)

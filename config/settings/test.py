@@ -5,6 +5,7 @@ and Redis db (pytest-django creates test_<name> itself).
 """
 
 import os
+from pathlib import Path
 
 from django.core.exceptions import ImproperlyConfigured
 
@@ -45,3 +46,8 @@ KNOWLEDGE_SEARCH_TERMS_ON_SAVE = False
 # Tasks run eagerly here: embedding every package a test saves would slow the suite and give the
 # router a signal most tests are not about; the dense tests switch it on (tests/knowledge/router/test_dense.py).
 KNOWLEDGE_EMBED_ON_SAVE = False
+# Each test process keeps its router index in memory and builds in the request's
+# thread (deterministic); tests of the shared segments and background builds set these.
+# (a test starting other processes passes its directory through the environment).
+KNOWLEDGE_INDEX_DIR = Path(os.environ["KNOWLEDGE_INDEX_DIR"]) if os.environ.get("KNOWLEDGE_INDEX_DIR") else None
+KNOWLEDGE_INDEX_BACKGROUND = False

@@ -338,6 +338,4 @@ PRONOUN_FOLLOWERS = frozenset(
 
 # "<article> <noun>" right before acima/abaixo ("o campo abaixo", "the field below", "el campo
 # de abajo"): one reference with the positional word, replaced whole in the rewrite.
-POSITIONAL_NOUN_PHRASE = re.compile(
-    r"\b(?:o|a|the|el|la|lo)\s+(?:campo|item|valor|linha|field|value|row|one|fila)\s+$"
-)
+POSITIONAL_NOUN_PHRASE = re.compile(r"\b(?:o|a|the|el|la|lo)\s+(?:campo|item|valor|linha|field|value|row|one|fila)\s+$")

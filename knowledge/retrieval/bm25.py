@@ -206,6 +206,11 @@ class SparseBM25Index:
         )
 
     @classmethod
+    def from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1=1.5, b=0.75, delta=1.0):
+        """Index (term id, document, weighted frequency) triplets given in document order."""
+        return cls._from_triplets(vocabulary, term_ids, doc_ids, values, lengths, k1=k1, b=b, delta=delta)
+
+    @classmethod
     def _from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1, b, delta):
         """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort.
 
@@ -228,6 +233,12 @@ class SparseBM25Index:
             norm = k1 * (1 - b + b * lengths / avgdl)
         else:
             norm = np.full(n_docs, k1)
+        # The raw weighted frequencies stay (float32 when that is exact, as with the
+        # default field weights): a delta segment recomputes weights from them
+        # with the merged corpus's statistics (knowledge/retrieval/delta.py).
+        tf32 = tf.astype(np.float32)
+        kept_tf = tf32 if np.array_equal(tf32, tf) else tf.copy()
+        del tf32
         # data = idf · tf(k1+1) / (tf + norm), in place and in chunks: full-size
         # temporaries would double the build's peak memory on big catalogs.
         data = tf
@@ -251,6 +262,10 @@ class SparseBM25Index:
             delta=delta,
         )
         index.term_max = term_max  # best weight of each term: the pruning bound
+        # Kept for storage and delta segments (knowledge/retrieval/segments.py, delta.py).
+        index.lengths = lengths
+        index.avgdl = avgdl
+        index.tf = kept_tf
         return index
 
     # ------------------------------------------------------------------ terms

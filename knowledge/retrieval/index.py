@@ -27,9 +27,9 @@ procedures by name only; every other relevant entry listed (id, title, one line)
 from __future__ import annotations
 
 import hashlib
+import re
 import time
-from collections import Counter
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -41,10 +41,52 @@ from .dense import DenseIndex
 from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
+from .postings import weighted_triplets
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, route_part
 from .splitting import split_parts
 from .typos import TypoExpander
+
+
+def entries_digest(entries: Sequence[EntryLike]) -> str:
+    """Digest of everything the index reads of the entries, in order."""
+    digest = hashlib.sha1()
+    for e in entries:
+        digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
+        digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+        digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
+    return digest.hexdigest()[:16]
+
+
+def entry_link_keys(e: EntryLike) -> tuple[str, ...]:
+    """The package keys an entry's body links to, in order (repeats kept)."""
+    body = e.body or ""
+    if "[[" not in body:
+        return ()
+    return tuple(_package_key(target) for target in WIKILINK_RE.findall(body))
+
+
+def resolve_links(
+    link_keys: Sequence[tuple[str, ...]], id_keys: Mapping[str, int], slots: Iterable[int]
+) -> dict[int, list[int]]:
+    """Links both directions between entries (by slot), from each live slot's targets in slot order."""
+    links: dict[int, list[int]] = {}
+    for i in slots:
+        for key in link_keys[i]:
+            j = id_keys.get(key)
+            if j is not None and j != i:
+                links.setdefault(i, []).append(j)
+                links.setdefault(j, []).append(i)
+    return links
+
+
+# A key normalize_package_key would return unchanged (IDs as the catalog stores them).
+_CANONICAL_KEY_RE = re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)*")
+
+
+def _package_key(name: str) -> str:
+    """``normalize_package_key`` with a fast path for names already in canonical form."""
+    return name if _CANONICAL_KEY_RE.fullmatch(name) else normalize_package_key(name)
 
 
 class RouterIndex:
@@ -57,7 +99,13 @@ class RouterIndex:
         config: RouterConfig | None = None,
         version: int = 0,
         dense: DenseIndex | None = None,
+        bm25: SparseBM25Index | None = None,
+        content_digest: str | None = None,
     ):
+        """Build the index; ``bm25``: the BM25 part already built for these entries and this config
+        (a memory-mapped segment, ``segments.segment_open``), ``content_digest``: ``entries_digest(entries)``,
+        ``dense``: entry vectors for the dense signal (``attach_dense``).
+        """
         started = time.perf_counter()
         self.config = config or RouterConfig()
         self.version = version
@@ -69,21 +117,30 @@ class RouterIndex:
         kw_groups: dict[tuple[str, ...], list[int]] = {}
         self.keyword_ids: dict[tuple[str, ...], int] = {}
         self.entry_keywords: list[tuple[tuple[int, str], ...]] = []  # per entry: (keyword id, keyword as written)
-        # A generator: each entry's term frequencies are consumed by the index
-        # builder and dropped, so a big catalog's build does not hold them all.
-        self.bm25 = SparseBM25Index.build_weighted(
-            self._weighted_docs(kw_groups), k1=self.config.k1, b=self.config.b, delta=self.config.delta
-        )
+        if bm25 is None:
+            bm25 = SparseBM25Index.from_triplets(
+                *weighted_triplets(self.entries, self.config.field_weights),
+                k1=self.config.k1,
+                b=self.config.b,
+                delta=self.config.delta,
+            )
+        elif bm25.n_docs != len(self.entries):
+            raise ValueError(f"BM25 segment of {bm25.n_docs} documents for {len(self.entries)} entries")
+        self.bm25 = bm25
+        self._exact_match_maps(kw_groups)
         # Keyword index: each distinct analyzed keyword → the entries carrying it,
         # reachable from its first term. A query touches only its own terms' keywords.
         # A keyword carried by a large share of a big catalog names nothing in
         # particular: it is left to BM25 (and not paid for on every question).
         max_carriers = max(50, len(self.entries) // 20)
-        self.keyword_entries: dict[tuple[str, ...], np.ndarray] = {
-            terms: np.unique(np.asarray(ids, dtype=np.int64))
-            for terms, ids in kw_groups.items()
-            if len(set(ids)) <= max_carriers
-        }
+        self.keyword_entries: dict[tuple[str, ...], np.ndarray] = {}
+        self.keywords_too_common: set[tuple[str, ...]] = set()
+        for terms, ids in kw_groups.items():
+            unique = list(dict.fromkeys(ids))  # ids ascend (entry order): this is np.unique without its cost
+            if len(unique) <= max_carriers:
+                self.keyword_entries[terms] = np.array(unique, dtype=np.int64)
+            else:
+                self.keywords_too_common.add(terms)
         # Reachable from their rarest term: a common word heads few keyword lists.
         self.keywords_by_rarest: dict[str, list[tuple[str, ...]]] = {}
         for terms in self.keyword_entries:
@@ -91,42 +148,45 @@ class RouterIndex:
             self.keywords_by_rarest.setdefault(rarest, []).append(terms)
         self.typos = TypoExpander(self.bm25.vocabulary_df())
         self.typos.prepare()  # pay for the typo table at build time, not on a user's question
-        self.expander = self._build_expander()
+        self.expander = self._build_expander(self.bm25.vocabulary_df())
         # Training the re-ranker reads every part's candidate features.
         self.collect_features = False
         self._body_tokens: dict[int, int] = {}
-        # Wiki links, both directions, to entries of this catalog only.
-        self.links: dict[int, list[int]] = {}
-        for i, e in enumerate(self.entries):
-            for target in WIKILINK_RE.findall(e.body or ""):
-                j = self.id_keys.get(normalize_package_key(target))
-                if j is not None and j != i:
-                    self.links.setdefault(i, []).append(j)
-                    self.links.setdefault(j, []).append(i)
+        # Wiki links, both directions, to entries of this catalog only. The targets
+        # are kept (as keys) so a delta can resolve them again against new IDs.
+        self.link_keys: list[tuple[str, ...]] = [entry_link_keys(e) for e in self.entries]
+        self.links = resolve_links(self.link_keys, self.id_keys, range(len(self.entries)))
         self.strict_rules = [i for i, e in enumerate(self.entries) if e.kind == KIND_RULE and e.strict]
-        digest = hashlib.sha1()
-        for e in self.entries:
-            digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
-            digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
-            digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
-        # Entry vectors for the dense signal (aligned with entries), or None: the signal is skipped.
-        self.dense = dense if dense is not None and len(dense) == len(self.entries) and dense.has_any else None
-        if self.dense is not None:
-            digest.update(f"dense\x00{self.dense.model_id}\x00{self.dense.present.tobytes().hex()}".encode())
-        # Identifies the content (cache keys); `source` is for the owner's bookkeeping.
-        self.content_digest = digest.hexdigest()[:16]
+        # A delta index (delta.index_with_edits) names its base and how many entries are live.
+        self.delta_base: RouterIndex | None = None
+        self.live_count = len(self.entries)
+        # Identifies the content (cache keys, segment keys); `source` is for the owner's bookkeeping.
+        self.content_digest = content_digest or entries_digest(self.entries)
+        self.dense: DenseIndex | None = None
+        self.attach_dense(dense)
         self.source: object = None
         self.build_ms = (time.perf_counter() - started) * 1000
 
-    def __len__(self) -> int:
-        return len(self.entries)
+    def attach_dense(self, dense: DenseIndex | None) -> None:
+        """Entry vectors for the dense signal (aligned with entries), or None: the signal is skipped.
 
-    def _build_expander(self) -> QueryExpander | None:
+        The vectors are part of what the index answers, so they enter its content digest (cache keys).
+        """
+        self.dense = dense if dense is not None and len(dense) == len(self.entries) and dense.has_any else None
+        if self.dense is not None:
+            digest = hashlib.sha1(self.content_digest.encode())
+            digest.update(f"dense\x00{self.dense.model_id}\x00{self.dense.present.tobytes().hex()}".encode())
+            self.content_digest = digest.hexdigest()[:16]
+
+    def __len__(self) -> int:
+        return self.live_count
+
+    def _build_expander(self, vocabulary: Mapping[str, int]) -> QueryExpander | None:
         cfg = self.config
         if cfg.lexicon_weight <= 0 and cfg.cognate_weight <= 0 and not (cfg.synonyms and cfg.synonym_weight > 0):
             return None
         return QueryExpander(
-            self.bm25.vocabulary_df(),
+            vocabulary,
             lexicon=load_lexicon(cfg.catalog_language) if cfg.lexicon_weight > 0 else None,
             synonyms=cfg.synonyms,
             lexicon_weight=cfg.lexicon_weight,
@@ -152,39 +212,26 @@ class RouterIndex:
             ]
         return cached
 
-    def _weighted_docs(self, kw_groups: dict[tuple[str, ...], list[int]]):
-        """Per entry, term → Σ field weight × occurrences (BM25F); fills the exact-match maps on the way."""
-        fw = self.config.field_weights
+    def _exact_match_maps(self, kw_groups: dict[tuple[str, ...], list[int]]) -> None:
+        """IDs and aliases, semantic IDs, and each entry's analyzed curated keywords."""
+        analyzed: dict[str, tuple[str, ...]] = {}  # keyword as written → its distinct terms (keywords repeat)
         for i, e in enumerate(self.entries):
-            fields = (
-                ("id", analyze_identifier(e.package_id)),
-                ("aliases", [t for a in e.aliases for t in analyze_identifier(a)]),
-                ("title", analyze(e.title)),
-                ("keywords", [t for k in e.keywords for t in analyze(k)]),
-                ("summary", analyze(e.summary)),
-                ("body", analyze(e.body)),
-                ("search_terms", [t for k in getattr(e, "search_terms", ()) for t in analyze(k)]),
-            )
-            freqs: dict[str, float] = {}
-            for name, terms in fields:
-                w = fw.get(name, 1.0)
-                for t, count in Counter(terms).items():  # counting in C: the body dominates
-                    freqs[t] = freqs.get(t, 0.0) + w * count
             for name in (e.package_id, *e.aliases):
-                key = normalize_package_key(name)
+                key = _package_key(name)
                 if key:
                     self.id_keys.setdefault(key, i)
             for sid in e.semantic_ids:
                 self.semantic.setdefault(sid.lower(), []).append(i)
             analyzed_keywords = []
             for kw in e.keywords:
-                kw_terms = tuple(dict.fromkeys(analyze(kw)))
+                kw_terms = analyzed.get(kw)
+                if kw_terms is None:
+                    kw_terms = analyzed[kw] = tuple(dict.fromkeys(analyze(kw)))
                 if kw_terms:
                     kw_groups.setdefault(kw_terms, []).append(i)
                     # By a small int id: the hot path compares ids, not tuples of strings.
                     analyzed_keywords.append((self.keyword_ids.setdefault(kw_terms, len(self.keyword_ids)), kw))
             self.entry_keywords.append(tuple(analyzed_keywords))
-            yield freqs
 
     def body_tokens(self, i: int) -> int:
         cached = self._body_tokens.get(i)

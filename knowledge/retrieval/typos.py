@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Iterable, Mapping
 
 TYPO_MIN_LENGTH = 4
 
@@ -29,6 +29,16 @@ def _within_one_edit(a: str, b: str) -> bool:
     return a in _deletes(b)
 
 
+def _add_terms(table: dict[str, list[str]], terms: Iterable[str]) -> None:
+    for term in terms:
+        # Codes and numbers are typed exactly (and would bloat the table).
+        if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
+            continue
+        table.setdefault(term, []).append(term)
+        for deleted in _deletes(term):
+            table.setdefault(deleted, []).append(term)
+
+
 class TypoExpander:
     """Maps an unknown query term to known terms one edit away.
 
@@ -45,14 +55,26 @@ class TypoExpander:
 
     def _build(self) -> dict[str, list[str]]:
         table: dict[str, list[str]] = {}
-        for term in self._vocabulary:
-            # Codes and numbers are typed exactly (and would bloat the table).
-            if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
-                continue
-            table.setdefault(term, []).append(term)
-            for deleted in _deletes(term):
-                table.setdefault(deleted, []).append(term)
+        _add_terms(table, self._vocabulary)
         return table
+
+    def extended(self, vocabulary: Mapping[str, int], added: Iterable[str]) -> TypoExpander:
+        """An expander over ``vocabulary``: this one's table plus the ``added`` terms (a delta index).
+
+        Terms gone from ``vocabulary`` may stay in the table: ``expand`` only
+        returns terms the vocabulary holds.
+        """
+        other = TypoExpander(vocabulary)
+        if self._deletes is not None:
+            table = dict(self._deletes)
+            for term in added:
+                # Copy-on-write: the lists of the table are shared with this expander.
+                for key in (term, *_deletes(term)):
+                    if key in table:
+                        table[key] = [*table[key]]
+            _add_terms(table, added)
+            other._deletes = table
+        return other
 
     def prepare(self) -> None:
         if self._deletes is None:
@@ -66,7 +88,7 @@ class TypoExpander:
         found: set[str] = set()
         for key in {term} | _deletes(term):
             for candidate in self._deletes.get(key, ()):
-                if candidate not in found and _within_one_edit(term, candidate):
+                if candidate not in found and candidate in self._vocabulary and _within_one_edit(term, candidate):
                     found.add(candidate)
         ranked = sorted(found, key=lambda t: (-self._vocabulary[t], t))
         return ranked[:limit]

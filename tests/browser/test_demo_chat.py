@@ -307,7 +307,9 @@ def test_thumbs_rate_an_answer_once_per_user_and_can_change_their_mind(chat):
     with page.expect_response(lambda r: r.url.endswith(f"/messages/{message_id}/feedback")) as first:
         up.click()
     assert first.value.status == 201
-    page.wait_for_function("document.querySelector('.msg.agent:last-child .thumb-up').getAttribute('aria-pressed') === 'true'")
+    page.wait_for_function(
+        "document.querySelector('.msg.agent:last-child .thumb-up').getAttribute('aria-pressed') === 'true'"
+    )
     with page.expect_response(lambda r: r.url.endswith("/feedback")) as second:
         page.locator(".msg.agent .thumb-down").last.click()
     assert second.value.status == 200

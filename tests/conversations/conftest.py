@@ -38,4 +38,3 @@ def scripted_llm(settings, llm_server):
 @pytest.fixture
 def chat_session(user, tenant, agents, catalog) -> Session:
     return Session.objects.create(tenant=tenant, user=user, agent=agents["atendimento"])
-

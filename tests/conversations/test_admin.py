@@ -45,7 +45,12 @@ def test_handoff_queue_shows_the_api_reason_codes_and_filters_on_each(admin_clie
     cells = re.findall(r'<td class="field-reason_code">([^<]*)</td>', page.content.decode())
     assert sorted(cells) == ["provider_unavailable", "uncertainty"]
     for code in (
-        "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
+        "uncertainty",
+        "budget_exceeded",
+        "iteration_cap",
+        "provider_unavailable",
+        "invalid_reply",
+        "agent_request",
     ):
         assert code in HandoffReason.values
         page = admin_client.get(f"/admin/conversations/handoff/?reason={code}")

@@ -93,7 +93,9 @@ def test_default_provider_follows_the_global_settings(settings, llm_server):
     settings.LLM_PROVIDER = "openai"
     settings.LLM_BASE_URL = llm_server.url
     llm_server.reply("olá")
-    assert provider_for_settings(llm_settings()).complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"
+    assert (
+        provider_for_settings(llm_settings()).complete(LLMRequest(messages=(ChatMessage("user", "oi"),))).text == "olá"
+    )
 
 
 @pytest.mark.parametrize(

@@ -119,8 +119,19 @@ def test_message_body_is_validated(api_client, chat_session):
         ({"message": "oi", "context": "page=1"}, "context", "Must be a JSON object."),
     ],
     ids=[
-        "missing", "empty", "blank", "null", "too-long", "int", "float", "bool", "list", "object", "nul-char",
-        "unknown-field", "context-not-object",
+        "missing",
+        "empty",
+        "blank",
+        "null",
+        "too-long",
+        "int",
+        "float",
+        "bool",
+        "list",
+        "object",
+        "nul-char",
+        "unknown-field",
+        "context-not-object",
     ],
 )
 def test_bad_message_bodies_get_the_json_error_shape_and_leave_no_rows(
@@ -146,9 +157,7 @@ def test_bad_message_bodies_get_the_json_error_shape_and_leave_no_rows(
     ids=["malformed", "list", "string"],
 )
 def test_a_body_that_is_not_a_json_object_is_rejected(api_client, chat_session, raw, code):
-    response = api_client.post(
-        f"/api/v1/sessions/{chat_session.pk}/messages", raw, content_type="application/json"
-    )
+    response = api_client.post(f"/api/v1/sessions/{chat_session.pk}/messages", raw, content_type="application/json")
     assert response.status_code == 400
     assert response.json()["error"]["code"] == code
     assert set(response.json()["error"]) == {"code", "message", "details"}
@@ -354,7 +363,12 @@ def test_the_schema_lists_the_handoff_reason_codes(api_client):
     assert handoff["$ref"] == "#/components/schemas/HandoffReasonEnum"
     enum = schema["components"]["schemas"]["HandoffReasonEnum"]["enum"]
     assert set(enum) >= {
-        "uncertainty", "budget_exceeded", "iteration_cap", "provider_unavailable", "invalid_reply", "agent_request"
+        "uncertainty",
+        "budget_exceeded",
+        "iteration_cap",
+        "provider_unavailable",
+        "invalid_reply",
+        "agent_request",
     }
 
 

@@ -49,9 +49,7 @@ def test_with_a_validator_every_strategy_reaches_critical_chunks(tenant, sample_
     assert _route_critical_ids(tenant, SEED_MESSAGE)  # multi_hop_guiado's intervention step
 
 
-def test_unvalidated_critical_chunks_forced_to_indexed_are_never_retrieved_by_any_strategy(
-    tenant, sample_rows, capsys
-):
+def test_unvalidated_critical_chunks_forced_to_indexed_are_never_retrieved_by_any_strategy(tenant, sample_rows, capsys):
     for row in sample_rows:
         chunk_ingest(acting_user=None, record=row)
     # whatever path sets the state (a raw update, a buggy script), no validator → not retrievable

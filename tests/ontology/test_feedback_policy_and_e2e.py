@@ -329,4 +329,6 @@ def test_the_llm_writes_the_tree_summaries_and_a_failure_falls_back_to_extractiv
     assert all(n.text for n in nodes)  # the calls past the script failed: extractive summaries took their place
     # recursive: the top node above the first branches summarizes its children's summaries
     assert any(n.level == 1 and "Resumo escrito pelo modelo." in n.text for n in nodes)
-    assert "Resumir" not in llm_server.requests[0].system_prompt and llm_server.requests[0].system_prompt.startswith("Resuma")
+    assert "Resumir" not in llm_server.requests[0].system_prompt and llm_server.requests[0].system_prompt.startswith(
+        "Resuma"
+    )

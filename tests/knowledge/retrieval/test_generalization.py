@@ -104,9 +104,10 @@ def test_curator_synonyms_apply_at_query_time():
     result = idx.route(question)
     assert result.ranked()[0].id == "REFUND" and "REFUND" in result.full_ids
     # Zero weight turns the set off.
-    assert "REFUND" not in index(synonyms=(("estorno", "devolução do dinheiro"),), synonym_weight=0.0).route(
-        question
-    ).full_ids
+    assert (
+        "REFUND"
+        not in index(synonyms=(("estorno", "devolução do dinheiro"),), synonym_weight=0.0).route(question).full_ids
+    )
 
 
 @pytest.mark.parametrize(

@@ -131,14 +131,34 @@ def _folder(tmp_path):
     questions.write_text(
         json.dumps(
             [
-                {"query": "Com quanta antecedência peço férias?", "lang": "pt", "expected": ["VACATION_POLICY"],
-                 "type": "direct", "group": "g1"},
-                {"query": "How far ahead do I ask for vacation?", "lang": "en", "expected": ["VACATION_POLICY"],
-                 "type": "direct", "group": "g1"},
-                {"query": "¿Con cuánta antelación pido vacaciones?", "lang": "es", "expected": ["VACATION_POLICY"],
-                 "type": "direct", "group": "g1"},
-                {"query": "Posso aceitar presente de fornecedor?", "lang": "pt", "expected": ["ETHICS_RULE"],
-                 "type": "direct", "group": "g2"},
+                {
+                    "query": "Com quanta antecedência peço férias?",
+                    "lang": "pt",
+                    "expected": ["VACATION_POLICY"],
+                    "type": "direct",
+                    "group": "g1",
+                },
+                {
+                    "query": "How far ahead do I ask for vacation?",
+                    "lang": "en",
+                    "expected": ["VACATION_POLICY"],
+                    "type": "direct",
+                    "group": "g1",
+                },
+                {
+                    "query": "¿Con cuánta antelación pido vacaciones?",
+                    "lang": "es",
+                    "expected": ["VACATION_POLICY"],
+                    "type": "direct",
+                    "group": "g1",
+                },
+                {
+                    "query": "Posso aceitar presente de fornecedor?",
+                    "lang": "pt",
+                    "expected": ["ETHICS_RULE"],
+                    "type": "direct",
+                    "group": "g2",
+                },
                 {"query": "Vai chover amanhã?", "lang": "pt", "expected": [], "type": "ood", "group": "g3"},
             ]
         ),

@@ -1,0 +1,180 @@
+"""Where a process gets its router index: a shared memory-mapped segment, a delta, or a build.
+
+`knowledge.routing_service.RouterIndexHolder` decides *when* (a catalog
+version or settings change); this module decides *how*:
+
+- `shared_index_build`: the index of a catalog over the segment of its
+  content under ``KNOWLEDGE_INDEX_DIR``. The first process to need a segment
+  builds it under the segment's lock (an ``fcntl`` lock file: processes of
+  one host, which is what shares a page cache); the others wait on the lock,
+  then map the written files. Old segments are collected after each write.
+  Without ``KNOWLEDGE_INDEX_DIR`` (None) the index is built in memory, as
+  before (tests, one-off scripts);
+- `delta_index`: a catalog that differs from the current index's base by at
+  most ``KNOWLEDGE_INDEX_DELTA_MAX`` entries is served by the base plus a
+  delta (``knowledge.retrieval.delta``), built in milliseconds; the full
+  build of the new content (*compaction*) then runs in the background.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import logging
+import shutil
+import time
+from dataclasses import replace
+from pathlib import Path
+
+import numpy as np
+from django.conf import settings
+
+from common.text import embeddings
+from knowledge.retrieval.delta import index_with_edits
+from knowledge.retrieval.dense import DenseIndex
+from knowledge.retrieval.entries import RouterConfig
+from knowledge.retrieval.index import RouterIndex, entries_digest
+from knowledge.retrieval.segments import (
+    SegmentError,
+    segment_exists,
+    segment_lock,
+    segment_open,
+    segment_path,
+    segment_write,
+    segments_collect,
+)
+
+logger = logging.getLogger(__name__)
+
+
+def index_dir() -> Path | None:
+    value = getattr(settings, "KNOWLEDGE_INDEX_DIR", None)
+    return Path(value) if value else None
+
+
+def catalog_config(catalog, config: RouterConfig) -> RouterConfig:
+    synonyms = getattr(catalog, "synonyms", ())
+    return replace(config, synonyms=synonyms) if synonyms else config
+
+
+def catalog_dense(catalog, entries=None, live=None) -> DenseIndex | None:
+    """The stored entry vectors for the dense signal, aligned with ``entries`` (the catalog's by default);
+    dead slots of a delta (``live`` False) get none. None without any vector, or with the model off."""
+    vectors = getattr(catalog, "vectors", None)
+    if not vectors or not embeddings.available():
+        return None
+    entries = catalog.entries if entries is None else entries
+    return DenseIndex.from_rows(
+        [
+            np.frombuffer(vectors[e.package_id], dtype="<f4")
+            if e.package_id in vectors and (live is None or live[i])
+            else None
+            for i, e in enumerate(entries)
+        ]
+    )
+
+
+def segment_key(digest: str, fingerprint: str) -> str:
+    return f"{digest}-{fingerprint}"
+
+
+def shared_index_build(
+    catalog, config: RouterConfig, fingerprint: str, *, force: bool = False, dense=None
+) -> RouterIndex:
+    """The catalog's index, over its shared segment when an index directory is set.
+
+    ``dense(catalog)`` gives the entry vectors of the dense signal (stored per revision, not in the
+    segment: they are small and already computed)."""
+    index = _shared_index_build(catalog, catalog_config(catalog, config), fingerprint, force=force)
+    if dense is not None:
+        index.attach_dense(dense(catalog))
+    return index
+
+
+def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, force: bool) -> RouterIndex:
+    directory = index_dir()
+    if directory is None:
+        return RouterIndex(catalog.entries, config=config, version=catalog.version)
+    digest = entries_digest(catalog.entries)
+    key = catalog_segment_key(digest, config, fingerprint)
+    if not force:
+        index = _open(catalog, config, directory, key, digest)
+        if index is not None:
+            return index
+    with segment_lock(directory, key):  # another process building this key: wait, then map its files
+        if not force:
+            index = _open(catalog, config, directory, key, digest)
+            if index is not None:
+                return index
+        started = time.perf_counter()
+        index = RouterIndex(catalog.entries, config=config, version=catalog.version, content_digest=digest)
+        if force and segment_exists(directory, key):
+            shutil.rmtree(segment_path(directory, key), ignore_errors=True)
+        segment_write(directory, key, index.bm25, info={"catalog_version": catalog.version, "entries": len(index)})
+        index.bm25 = segment_open(directory, key)  # the private arrays go; the shared pages serve
+        removed = segments_collect(directory, keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)), protect=(key,))
+        logger.info(
+            "router_segment_written version=%s entries=%d ms=%.1f collected=%d",
+            catalog.version,
+            len(index),
+            (time.perf_counter() - started) * 1000,
+            len(removed),
+        )
+        return index
+
+
+def catalog_segment_key(digest: str, config: RouterConfig, fingerprint: str) -> str:
+    """The segment key of a catalog's content under ``config`` (its synonyms applied, see ``catalog_config``)."""
+    # Curated synonyms live in the catalog, not in settings: they belong in the key too.
+    if config.synonyms:
+        fingerprint = f"{fingerprint}s{hashlib.sha1(repr(config.synonyms).encode()).hexdigest()[:8]}"
+    return segment_key(digest, fingerprint)
+
+
+def _open(catalog, config, directory: Path, key: str, digest: str) -> RouterIndex | None:
+    if not segment_exists(directory, key):
+        return None
+    try:
+        bm25 = segment_open(directory, key)
+        return RouterIndex(catalog.entries, config=config, version=catalog.version, bm25=bm25, content_digest=digest)
+    except (SegmentError, ValueError):
+        logger.warning("router_segment_unreadable key=%s", key)
+        return None
+
+
+def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIndex | None:
+    """``current``'s base plus a delta for ``catalog``; None when a full build is due."""
+    limit = int(getattr(settings, "KNOWLEDGE_INDEX_DELTA_MAX", 256))
+    if limit <= 0:
+        return None
+    base = current.delta_base or current
+    if catalog_config(catalog, config) != base.config:
+        return None  # settings or curated synonyms changed: everything is scored differently
+    index = index_with_edits(current, catalog.entries, version=catalog.version, max_changes=limit)
+    if index is not None:
+        if current.dense is not None or getattr(catalog, "vectors", None):
+            index.attach_dense(catalog_dense(catalog, index.entries, index.bm25.live))
+        logger.info(
+            "router_delta_applied version=%s changed=%d live=%d ms=%.1f",
+            catalog.version,
+            index.bm25.changed_count,
+            len(index),
+            index.build_ms,
+        )
+    return index
+
+
+def router_segment_prepare() -> dict:
+    """Build the active catalog's shared segment unless it exists (Celery task, deploy step); idempotent."""
+    from knowledge.catalog import get_active_catalog
+    from knowledge.routing_service import _config_fingerprint, router_config
+
+    directory = index_dir()
+    catalog = get_active_catalog()
+    if directory is None:
+        return {"status": "disabled", "version": catalog.version}
+    config = router_config()
+    fingerprint = _config_fingerprint(config)
+    key = catalog_segment_key(entries_digest(catalog.entries), catalog_config(catalog, config), fingerprint)
+    existed = segment_exists(directory, key)
+    shared_index_build(catalog, config, fingerprint)
+    return {"status": "exists" if existed else "built", "version": catalog.version, "key": key}

@@ -1,0 +1,227 @@
+"""The shared on-disk index (segments.py) and edits through a delta (delta.py) route like a fresh build."""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from knowledge.offline_catalog import folder_dense, load_package_folder
+from knowledge.retrieval import bm25, signals
+from knowledge.retrieval.delta import MergedBM25Index, index_with_edits
+from knowledge.retrieval.dense import DenseIndex
+from knowledge.retrieval.entries import Entry
+from knowledge.retrieval.index import RouterIndex
+from knowledge.retrieval.segments import (
+    SegmentError,
+    segment_exists,
+    segment_lock,
+    segment_open,
+    segment_write,
+    segments_collect,
+)
+from tests.knowledge.router.route_snapshot import SNAPSHOT, collect
+
+ROOT = Path(__file__).resolve().parents[3]
+
+
+def _edited(entries: list) -> list:
+    """A few edits of every kind: a body, keywords and summary, a removal, two additions (one linking back)."""
+    out = list(entries)
+    out[1] = dataclasses.replace(
+        out[1], body=out[1].body + "\n\nRevisado: prazo novo de entrega e orçamento.", revision=9
+    )
+    out[3] = dataclasses.replace(
+        out[3], summary="Resumo reescrito sobre assinatura", keywords=("assinatura digital", *out[3].keywords[:1])
+    )
+    removed = out.pop(5)
+    first = out[0]
+    out.append(
+        Entry(
+            package_id="ZZ_NEW_PACKAGE",
+            title="Pacote novo de prazos e orçamento",
+            summary="Como pedir orçamento com prazo curto",
+            keywords=("prazo curto", *first.keywords[:1]),
+            semantic_ids=(*first.semantic_ids[:1], "novo.tela"),
+            body=f"Texto novo. Ver [[{first.package_id}]] e [[{removed.package_id}]].",
+        )
+    )
+    out.append(dataclasses.replace(removed, package_id="ZZ_MOVED_" + removed.package_id[:20], aliases=()))
+    return out
+
+
+def _fresh(entries, config=None):
+    return RouterIndex(entries, config=config, dense=folder_dense(entries))
+
+
+def _with_dense(index: RouterIndex) -> RouterIndex:
+    """The entry vectors of the dense signal, as the service attaches them: none for a delta's dead slots."""
+    dense = folder_dense(index.entries)
+    if dense is not None:
+        live = getattr(index.bm25, "live", None)
+        index.attach_dense(
+            DenseIndex.from_rows(
+                [
+                    dense.matrix[i] if dense.present[i] and (live is None or live[i]) else None
+                    for i in range(len(index.entries))
+                ]
+            )
+        )
+    return index
+
+
+@pytest.fixture(params=["small", "large"])
+def paths(request, monkeypatch):
+    if request.param == "large":
+        # The paths big catalogs take (MaxScore top-k, numpy keyword sums).
+        monkeypatch.setattr(bm25, "_SMALL_CORPUS", 0)
+        monkeypatch.setattr(signals, "_SMALL_KEYWORD_HITS", 0)
+    return request.param
+
+
+def test_an_index_over_a_memory_mapped_segment_delivers_the_recorded_results(tmp_path, paths):
+    def from_segment(folder):
+        built = RouterIndex(load_package_folder(folder))
+        key = f"k{abs(hash(str(folder)))}"
+        segment_write(tmp_path, key, built.bm25)
+        mapped = segment_open(tmp_path, key)
+        assert isinstance(mapped._postings.data, np.memmap)
+        return RouterIndex(
+            built.entries, bm25=mapped, content_digest=built.content_digest, dense=folder_dense(built.entries)
+        )
+
+    recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
+    assert json.loads(json.dumps(collect(from_segment), ensure_ascii=False)) == recorded
+
+
+def test_base_plus_delta_routes_every_labeled_question_like_a_fresh_build(paths):
+    def fresh(folder):
+        return _fresh(_edited(load_package_folder(folder)))
+
+    def delta(folder):
+        entries = load_package_folder(folder)
+        merged = index_with_edits(_fresh(entries), _edited(entries), version=2, max_changes=50)
+        assert merged is not None and merged.delta_base is not None
+        assert isinstance(merged.bm25, MergedBM25Index)
+        assert merged.dense is None  # the base's vectors are aligned with the base's entries
+        return _with_dense(merged)
+
+    assert collect(delta) == collect(fresh)
+
+
+def test_delta_statistics_and_scores_equal_a_fresh_build_bit_for_bit():
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    edited = _edited(entries)
+    merged = index_with_edits(RouterIndex(entries), edited, version=2, max_changes=50)
+    fresh = _fresh(edited)
+    assert len(merged) == len(fresh) == len(edited)
+    assert merged.bm25.n_docs == fresh.bm25.n_docs and merged.bm25.avgdl == fresh.bm25.avgdl
+    assert dict(merged.bm25.vocabulary_df()) == fresh.bm25.vocabulary_df()
+    slots = [merged.position[e.package_id] for e in edited]  # fresh index i ↔ merged slot
+    for query in ("prazo do sanger", "orçamento assinatura digital", "pacote novo prazo curto", "resumo reescrito"):
+        terms = {t: 1.0 for t in query.split()}
+        assert merged.bm25.scores(terms)[slots].tolist() == fresh.bm25.scores(terms).tolist()
+        ours = [(merged.entries[i].package_id, s) for i, s in merged.bm25.top_k(terms, 10)]
+        theirs = [(fresh.entries[i].package_id, s) for i, s in fresh.bm25.top_k(terms, 10)]
+        assert ours == theirs
+    assert {merged.entries[i].package_id for i in merged.strict_rules} == {
+        fresh.entries[i].package_id for i in fresh.strict_rules
+    }
+    links = {(merged.entries[i].package_id, merged.entries[j].package_id) for i, js in merged.links.items() for j in js}
+    assert links == {
+        (fresh.entries[i].package_id, fresh.entries[j].package_id) for i, js in fresh.links.items() for j in js
+    }
+
+
+def test_a_removed_entry_is_never_delivered_and_a_new_one_is():
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    gone = entries[5]
+    merged = index_with_edits(RouterIndex(entries), _edited(entries), version=2, max_changes=50)
+    for text in (gone.title, gone.package_id, " ".join(gone.keywords)):
+        assert gone.package_id not in {d.id for d in merged.route(text).ranked()}
+    assert "ZZ_NEW_PACKAGE" in {d.id for d in merged.route("pacote novo de prazos e orçamento").ranked()}
+
+
+def test_too_many_changes_or_a_new_order_ask_for_a_full_build():
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    base = RouterIndex(entries)
+    assert index_with_edits(base, _edited(entries), version=2, max_changes=3) is None
+    assert index_with_edits(base, list(reversed(entries)), version=2, max_changes=50) is None
+    unchanged = index_with_edits(base, entries, version=2, max_changes=50)
+    assert unchanged is not None and unchanged.bm25.n_docs == len(entries)
+
+
+def test_deltas_do_not_stack_they_are_taken_against_the_base():
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    base = RouterIndex(entries)
+    first = index_with_edits(base, _edited(entries), version=2, max_changes=50)
+    second = index_with_edits(first, entries, version=3, max_changes=50)
+    assert second.delta_base is base and len(second) == len(entries)
+    assert collect_one(second) == collect_one(base)
+
+
+def collect_one(index) -> list:
+    return [[d.id for d in index.route(q).ranked()] for q in ("prazo do sanger", "como assino o orçamento")]
+
+
+# ------------------------------------------------------------------ storage
+
+
+def test_a_segment_round_trips_and_a_bad_one_is_refused(tmp_path):
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    built = RouterIndex(entries)
+    segment_write(tmp_path, "one", built.bm25)
+    mapped = segment_open(tmp_path, "one")
+    assert list(mapped.vocabulary) == list(built.bm25.vocabulary)
+    for name in ("indptr", "indices", "data"):
+        assert np.array_equal(getattr(mapped._postings, name), getattr(built.bm25._postings, name))
+    assert np.array_equal(mapped.tf, built.bm25.tf) and mapped.avgdl == built.bm25.avgdl
+    (tmp_path / "one" / "terms.txt").write_text("only\nthree\nterms", encoding="utf-8")
+    with pytest.raises(SegmentError):
+        segment_open(tmp_path, "one")
+    with pytest.raises(SegmentError):
+        segment_open(tmp_path, "missing")
+
+
+def test_the_build_lock_is_exclusive_and_old_segments_are_collected(tmp_path):
+    small = RouterIndex([Entry(package_id="A_ONE", title="prazo de entrega", body="texto")])
+    with segment_lock(tmp_path, "busy") as held, segment_lock(tmp_path, "busy", blocking=False) as other:
+        assert held is True and other is False
+    for i, key in enumerate(["old1", "old2", "recent", "busy"]):
+        segment_write(tmp_path, key, small.bm25)
+        os.utime(tmp_path / key, (1000 + i, 1000 + i))
+    waiting = threading.Event()
+    with segment_lock(tmp_path, "old1"):  # a segment whose lock is held (being rewritten) is left alone
+        waiting.set()
+        removed = segments_collect(tmp_path, keep=2)
+    assert removed == ["old2"]
+    assert segment_exists(tmp_path, "old1") and segment_exists(tmp_path, "recent") and segment_exists(tmp_path, "busy")
+    assert segments_collect(tmp_path, keep=2, protect=("old1",)) == []
+    assert segments_collect(tmp_path, keep=1) == ["recent", "old1"]
+
+
+_CHILD = r"""
+import json, sys, time
+sys.path.insert(0, {root!r})
+from knowledge.retrieval.segments import segment_open
+index = segment_open({dir!r}, {key!r})
+print(json.dumps({{"n": index.n_docs, "top": index.top_k({{"prazo": 1.0, "sanger": 1.0}}, 3)}}), flush=True)
+"""
+
+
+def test_two_processes_map_one_segment_and_see_the_same_index(tmp_path):
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    built = RouterIndex(entries)
+    segment_write(tmp_path, "shared", built.bm25)
+    code = _CHILD.format(root=str(ROOT), dir=str(tmp_path), key="shared")
+    children = [subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True) for _ in range(2)]
+    outputs = [json.loads(child.communicate(timeout=60)[0]) for child in children]
+    expected = [[i, s] for i, s in built.bm25.top_k({"prazo": 1.0, "sanger": 1.0}, 3)]
+    assert outputs == [{"n": len(entries), "top": expected}] * 2

@@ -1,0 +1,205 @@
+"""The shared index: one memory-mapped segment per catalog content, edits through a delta, compaction, GC."""
+
+import json
+import os
+import subprocess
+import sys
+import threading
+from pathlib import Path
+
+import numpy as np
+import pytest
+from django.conf import settings as django_settings
+from django.db import connection
+
+from knowledge import index_store
+from knowledge.catalog import get_active_catalog
+from knowledge.models import Package
+from knowledge.retrieval.index import RouterIndex, entries_digest
+from knowledge.retrieval.segments import segment_lock, segment_write
+from knowledge.routing_service import RouterIndexHolder, _config_fingerprint, router_config
+from knowledge.services import catalog_sync_bundled, package_update
+
+ROOT = Path(django_settings.BASE_DIR)
+
+
+def _edit_body(package_id: str, body: str):
+    package = Package.objects.get(package_id=package_id)
+    return package_update(acting_user=None, package=package, data={**package.content(), "body": body})
+
+
+def _segments(directory: Path) -> list[str]:
+    return sorted(p.name for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+
+
+def _ranked(index, question="Qual o prazo do Sanger?"):
+    return [(d.id, d.shape, round(d.score, 9)) for d in index.route(question).ranked()]
+
+
+@pytest.fixture
+def shared(settings, tmp_path):
+    settings.KNOWLEDGE_INDEX_DIR = tmp_path / "index"
+    return settings.KNOWLEDGE_INDEX_DIR
+
+
+def test_the_first_process_writes_the_segment_and_the_next_one_maps_it(catalog, shared, monkeypatch):
+    first, _ = RouterIndexHolder().get()
+    assert len(_segments(shared)) == 1
+    assert isinstance(first.bm25._postings.data, np.memmap)  # the builder serves from the shared pages too
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("the segment exists: nobody writes it again")
+
+    monkeypatch.setattr(index_store, "segment_write", no_write)
+    second, _ = RouterIndexHolder().get()
+    assert second is not first and second.bm25._postings.data.filename == first.bm25._postings.data.filename
+    assert _ranked(second) == _ranked(first)
+
+
+def test_a_process_waits_for_the_builder_then_maps_its_segment(catalog, shared, monkeypatch):
+    catalog_now = get_active_catalog()
+    config = router_config()
+    fingerprint = _config_fingerprint(config)
+    config = index_store.catalog_config(catalog_now, config)
+    key = index_store.catalog_segment_key(entries_digest(catalog_now.entries), config, fingerprint)
+    built = []
+    monkeypatch.setattr(index_store, "segment_write", lambda *a, **k: built.append(a) or segment_write(*a, **k))
+    monkeypatch.setattr("knowledge.routing_service.get_active_catalog", lambda: catalog_now)  # no DB in the thread
+    holder = RouterIndexHolder()
+    result = {}
+    with segment_lock(shared, key):  # another process is building this segment
+        waiter = threading.Thread(target=lambda: result.update(index=holder.get()[0]))
+        waiter.start()
+        waiter.join(0.5)
+        assert waiter.is_alive()  # no index yet in this process: its first question waits
+        segment_write(shared, key, RouterIndex(catalog_now.entries, config=config).bm25)
+    waiter.join(20)
+    assert built == [] and isinstance(result["index"].bm25._postings.data, np.memmap)
+
+
+def test_an_edit_goes_through_a_delta_then_is_compacted_in_the_background(catalog, shared, settings):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    holder = RouterIndexHolder()
+    base, _ = holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: cinco dias úteis, revisado.")
+    merged, _ = holder.get()
+    assert merged.delta_base is base and holder.deltas == 1
+    timelines = next(d for d in merged.route("Qual o prazo do Sanger?").full if d.id == "DELIVERY_TIMELINES")
+    assert timelines.body == "Prazo do Sanger: cinco dias úteis, revisado."
+    holder.wait_background(60)
+    compacted, _ = holder.get()
+    assert compacted.delta_base is None and compacted.version == merged.version
+    assert isinstance(compacted.bm25._postings.data, np.memmap)
+    assert _ranked(compacted) == _ranked(merged)
+    assert len(_segments(shared)) == 2  # the new content's segment and the previous one
+
+
+def test_a_big_change_is_built_in_the_background_while_the_old_index_answers(catalog, shared, settings):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    settings.KNOWLEDGE_INDEX_DELTA_MAX = 0  # every change needs a full build
+    holder = RouterIndexHolder()
+    old, _ = holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: dez dias.")
+    served, _ = holder.get()
+    assert served is old  # the question does not wait for the build
+    holder.wait_background(60)
+    new, _ = holder.get()
+    assert new.version == old.version + 1 and new.delta_base is None
+    assert "dez dias" in next(d.body for d in new.route("Qual o prazo do Sanger?").full if d.id == "DELIVERY_TIMELINES")
+
+
+def test_old_segments_are_collected_and_the_newest_kept(catalog, shared, settings):
+    settings.KNOWLEDGE_INDEX_DELTA_MAX = 0  # every edit: a full build, a new segment
+    settings.KNOWLEDGE_INDEX_KEEP = 2
+    holder = RouterIndexHolder()
+    keys = []
+    for i in range(4):
+        _edit_body("PRICING_RULES", f"Tabela de preços número {i}.")
+        index, _ = holder.get()
+        keys.append(
+            index_store.catalog_segment_key(index.content_digest, index.config, _config_fingerprint(router_config()))
+        )
+    assert _segments(shared) == sorted(keys[-2:])
+
+
+def test_a_delta_routes_like_a_fresh_build_of_the_edited_catalog(catalog):
+    holder = RouterIndexHolder()
+    holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: três dias. Ver [[PRICING_RULES]].")
+    merged, _ = holder.get()
+    assert merged.delta_base is not None
+    fresh = RouterIndex(get_active_catalog().entries, config=merged.config)
+    for question in ("Qual o prazo do Sanger?", "quanto custa", "preço e prazo do sequenciamento"):
+        assert _ranked(merged, question) == _ranked(fresh, question)
+
+
+WORKER = """
+import json, sys
+import django
+django.setup()
+from knowledge.routing_service import index_holder, route_context
+for line in sys.stdin:
+    result = route_context(message=line.strip(), use_cache=False)
+    index = index_holder.current
+    base = index.delta_base or index
+    body = next((d.body for d in result.full if d.id == "DELIVERY_TIMELINES"), None)
+    print(json.dumps({"version": result.catalog_version, "body": body, "delta": index.delta_base is not None,
+                      "segment": str(base.bm25._postings.data.filename)}), flush=True)
+"""
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_processes_map_one_segment_and_both_see_an_edit_through_the_delta(tmp_path):
+    catalog_sync_bundled()
+    db = connection.settings_dict
+    env = {
+        **os.environ,
+        "DJANGO_SETTINGS_MODULE": "config.settings.test",
+        "TEST_DATABASE_URL": f"postgres://{db['USER']}@{db['HOST']}:{db['PORT']}/{db['NAME']}",
+        "KNOWLEDGE_INDEX_DIR": str(tmp_path / "index"),
+        "PYTHONPATH": str(ROOT),
+        "LOG_LEVEL": "WARNING",
+    }
+    workers = [
+        subprocess.Popen(
+            [sys.executable, "-c", WORKER], cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
+        for _ in range(2)
+    ]
+    try:
+
+        def ask(worker):
+            worker.stdin.write("Qual o prazo do Sanger?\n")
+            worker.stdin.flush()
+            return json.loads(worker.stdout.readline())
+
+        before = [ask(w) for w in workers]
+        assert before[0]["segment"] == before[1]["segment"]  # one file, mapped by both
+        assert len(_segments(tmp_path / "index")) == 1
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger editado e visto pelos dois processos.")
+        after = [ask(w) for w in workers]
+        for seen in after:
+            assert seen["version"] == before[0]["version"] + 1 and seen["delta"] is True
+            assert seen["body"] == "Prazo do Sanger editado e visto pelos dois processos."
+            assert seen["segment"] == before[0]["segment"]
+    finally:
+        for worker in workers:
+            worker.stdin.close()
+            worker.wait(10)
+
+
+def test_the_celery_task_prepares_the_segment_once(catalog, shared):
+    from knowledge.tasks import router_index_build
+
+    first = router_index_build.delay().get()
+    assert first["status"] == "built" and _segments(shared) == [first["key"]]
+    assert router_index_build.delay().get()["status"] == "exists"
+    index, _ = RouterIndexHolder().get()
+    assert str(index.bm25._postings.data.filename).startswith(str(shared / first["key"]))
+
+
+def test_without_an_index_directory_the_task_does_nothing(catalog, settings):
+    from knowledge.tasks import router_index_build
+
+    settings.KNOWLEDGE_INDEX_DIR = None
+    assert router_index_build.delay().get()["status"] == "disabled"
