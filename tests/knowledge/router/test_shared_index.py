@@ -5,11 +5,13 @@ import os
 import subprocess
 import sys
 import threading
+from io import StringIO
 from pathlib import Path
 
 import numpy as np
 import pytest
 from django.conf import settings as django_settings
+from django.core.management import call_command
 from django.db import connection
 
 from knowledge import index_store
@@ -203,3 +205,26 @@ def test_without_an_index_directory_the_task_does_nothing(catalog, settings):
 
     settings.KNOWLEDGE_INDEX_DIR = None
     assert router_index_build.delay().get()["status"] == "disabled"
+
+
+def test_a_delta_carries_the_edited_catalogs_entry_vectors(catalog, settings, django_capture_on_commit_callbacks):
+    # The dense signal's vectors are aligned with the index's entries: a delta (whose slots are the
+    # base's, new entries appended) gets the edited revision's vector, and routes like a fresh build.
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    call_command("embed_packages", stdout=StringIO())
+    holder = RouterIndexHolder()
+    base, _ = holder.get()
+    assert base.dense is not None
+    new_body = "Se pagar a taxa de urgência, o resultado sai em dois dias. Ver [[PRICING_RULES]]."
+    with django_capture_on_commit_callbacks(execute=True):
+        _edit_body("DELIVERY_TIMELINES", new_body)
+    merged, _ = holder.get()
+    catalog_now = get_active_catalog()
+    assert merged.delta_base is base and merged.dense is not None
+    slot = merged.position["DELIVERY_TIMELINES"]
+    stored = np.frombuffer(catalog_now.vectors["DELIVERY_TIMELINES"], dtype="<f4")
+    assert np.array_equal(merged.dense.matrix[slot], stored)
+    assert not np.array_equal(base.dense.matrix[slot], stored)  # the edit's text, not the base's
+    fresh = RouterIndex(catalog_now.entries, config=merged.config, dense=index_store.catalog_dense(catalog_now))
+    for question in ("Se eu pagar a mais, em quantos dias sai o resultado?", "How fast can I get my results?"):
+        assert _ranked(merged, question) == _ranked(fresh, question)
