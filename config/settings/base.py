@@ -190,7 +190,8 @@ AXES_VERBOSE = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's token authentication, with the caller's membership and tenant in the same query.
+        "accounts.authentication.TenantTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [

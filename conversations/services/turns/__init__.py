@@ -1,10 +1,12 @@
 """The agent turn: one inbound user message in, one reply out.
 
-    1. idempotent retry?  → the first response, no provider call     ``idempotency``
-    2. validate the UI context                                         ``context_step``
-    3. open the turn       (short transaction, session row locked):    ``session_rows``
-                           status check, inbound message, context
-                           snapshot, enrichment counter reset
+    1-3. open the turn     (one short transaction, the tenant's session   ``session_rows``
+                           row read once, locked, with its agent):
+                           idempotent retry? → the first response, no
+                           provider call (``idempotency``); validate the
+                           UI context (``context_step``); status check;
+                           context snapshot, inbound message, enrichment
+                           counter reset
     4. resolve references  (may ask back)                              ``context_step``
     4b. action chain       (an UPDATE_FIELD intent: preview, question    ``action_step``
                            or refusal from the actions app; no LLM)
