@@ -1,10 +1,18 @@
 """gunicorn settings for production mode (scripts/run without DEBUG). See docs/operations.md.
 
 Threads, not processes, wait on slow things: an agent turn spends seconds on LLM
-calls, and a gthread worker holds one thread (and at most one database
-connection) for it, not a whole process. Idle keep-alive sockets wait in the
-worker's poller, and a stalled client is cut off after GUNICORN_READ_TIMEOUT.
-Database connections are bounded by workers x threads (+ the readiness probe's pool).
+calls, and a gthread worker holds one thread for it, not a whole process. Idle
+keep-alive sockets wait in the worker's poller, and a stalled client is cut off
+after GUNICORN_READ_TIMEOUT.
+
+Sizing: requests in flight per host = WEB_CONCURRENCY × GUNICORN_THREADS (2 × 64).
+A kept-alive client stays with the worker that accepted it, so one worker may get
+most of them: each worker alone has threads for 50 turns waiting on a model (with
+32, 50 clients on 2 s model calls saw p95 3.9 s: the unlucky worker queued them).
+Threads may outnumber database
+connections: each process shares a pool of at most DB_POOL_MAX_SIZE (8), and a turn
+gives its connection back before it waits on the model (common/db_pool.py), so a
+host holds at most WEB_CONCURRENCY × DB_POOL_MAX_SIZE connections (16).
 """
 
 import os
@@ -12,7 +20,7 @@ import os
 bind = f"{os.environ.get('HOST', '127.0.0.1')}:{os.environ.get('PORT', '8000')}"
 worker_class = "config.gunicorn_worker.ReadTimeoutThreadWorker"
 workers = int(os.environ.get("WEB_CONCURRENCY", "2"))
-threads = int(os.environ.get("GUNICORN_THREADS", "8"))
+threads = int(os.environ.get("GUNICORN_THREADS", "64"))
 # gthread: the worker's heartbeat, not a request's duration (requests are bounded by
 # LLM_TIMEOUT and the read timeout). Kept above a whole agent turn anyway.
 timeout = int(os.environ.get("GUNICORN_TIMEOUT", "300"))
@@ -28,8 +36,13 @@ errorlog = "-"
 
 
 def post_worker_init(worker):
-    """Train the ontology's classifiers before the worker takes requests: they are fitted once per
-    process from files in the repo (2–5 s), and the first ontology route must not wait on that."""
+    """Before the worker takes requests: train the ontology's classifiers (fitted once per process
+    from files in the repo, 2–5 s) and import every view (the URLconf pulls in the MCP SDK and
+    the apps' API modules: the first requests of a worker waited on those imports, seconds on a
+    loaded machine, and blocked each other on the import lock)."""
+    from django.urls import get_resolver
+
     from ontology.routing.warmup import warm_ontology_models
 
+    get_resolver().url_patterns  # noqa: B018 - the import is the point
     warm_ontology_models()

@@ -59,6 +59,25 @@ def _section(entry) -> str:
     return f"### {name} — {entry.title} (revision {entry.revision})\n{entry.body.strip()}"
 
 
+# The catalog's prompt listing and request items, for one catalog object (one per version): a
+# turn rebuilt them on every call, for every package, though they change only with the version.
+_catalog_parts_cache: tuple = (None, "", ())
+
+
+def _catalog_parts(catalog) -> tuple[str, tuple[CatalogItem, ...]]:
+    global _catalog_parts_cache
+    cached_for, rendered, items = _catalog_parts_cache
+    if cached_for is catalog:
+        return rendered, items
+    rendered = catalog.render()
+    items = tuple(
+        CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))
+        for e in catalog.entries
+    )
+    _catalog_parts_cache = (catalog, rendered, items)  # one assignment: threads see all or nothing
+    return rendered, items
+
+
 def build_call(
     *,
     agent,
@@ -81,8 +100,9 @@ def build_call(
             collected.append(entry)
             seen.add(entry.package_id)
 
+    catalog_listing, catalog_items = _catalog_parts(catalog)
     parts = [agent.system_prompt.strip(), REPLY_CONTRACT.format(budget=budget)]
-    parts.append(f"## Package catalog (version {catalog.version})\n{catalog.render()}")
+    parts.append(f"## Package catalog (version {catalog.version})\n{catalog_listing}")
     if knowledge:
         parts.append("## Knowledge for this message\n" + "\n\n".join(_section(e) for e in knowledge))
     if knowledge_set.ontology_context:
@@ -109,10 +129,7 @@ def build_call(
         messages=tuple(messages),
         model=agent.model or "",
         knowledge=tuple(KnowledgeItem(e.package_id, e.title, e.body) for e in delivered_entries),
-        catalog=tuple(
-            CatalogItem(e.package_id, e.title, e.summary, e.kind, tuple(e.aliases), tuple(e.keywords))
-            for e in catalog.entries
-        ),
+        catalog=catalog_items,
         options={k: v for k, v in (agent.settings or {}).items() if k in REQUEST_OPTIONS},
     )
     return PreparedCall(request, tuple(DeliveredPackage(e.package_id, e.revision) for e in delivered_entries))

@@ -9,6 +9,7 @@ def session_get(*, tenant, session_id) -> Session:
     session = Session.objects.select_related("agent").filter(tenant=tenant, pk=session_id).first()
     if session is None:
         raise SessionNotFoundError(details={"session_id": str(session_id)})
+    session.tenant = tenant  # the filter made it so: reading session.tenant later costs no query
     return session
 
 

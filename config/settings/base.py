@@ -116,10 +116,25 @@ TEMPLATES = [
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'contexto.sqlite3'}"),
 }
+# Per process, at most DB_POOL_MAX_SIZE connections (psycopg's pool): a thread takes one for its
+# queries and gives it back before it waits on a model (conversations' agent loop), so threads can
+# outnumber connections. The ceiling of a host is WEB_CONCURRENCY × DB_POOL_MAX_SIZE (docs/operations.md).
+# DB_POOL_MAX_SIZE=0 falls back to one persistent connection per thread (DB_CONN_MAX_AGE).
+DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=8)
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
-    # Reuse connections between requests; health checks drop broken ones.
-    DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
+    # Health checks drop broken connections (the pool checks each one it hands out).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if DB_POOL_MAX_SIZE:
+        DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections (Django requires 0)
+        DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
+            "min_size": min(env.int("DB_POOL_MIN_SIZE", default=2), DB_POOL_MAX_SIZE),
+            "max_size": DB_POOL_MAX_SIZE,
+            # A request waits this long for a free connection, then answers 503 DATABASE_UNAVAILABLE.
+            "timeout": env.float("DB_POOL_TIMEOUT", default=10.0),
+        }
+    else:
+        # Reuse connections between requests: one per thread.
+        DATABASES["default"]["CONN_MAX_AGE"] = env.int("DB_CONN_MAX_AGE", default=60)
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
 REDIS_URL = env("REDIS_URL", default="")
@@ -190,7 +205,8 @@ AXES_VERBOSE = False
 
 REST_FRAMEWORK = {
     "DEFAULT_AUTHENTICATION_CLASSES": [
-        "rest_framework.authentication.TokenAuthentication",
+        # DRF's token authentication, with the caller's membership and tenant in the same query.
+        "accounts.authentication.TenantTokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
     "DEFAULT_PERMISSION_CLASSES": [

@@ -428,14 +428,3 @@ def test_illegal_session_transition_is_refused(chat_session):
     assert session_transition(session=chat_session, status="closed") is False  # a no-op is a no-op
     with pytest.raises(InvalidSessionTransitionError):
         session_transition(session=chat_session, status="open")
-
-
-def test_sending_a_message_costs_a_fixed_number_of_queries(
-    api_client, chat_session, scripted_llm, django_assert_num_queries
-):
-    scripted_llm.reply_json(answer()).reply_json(answer())
-    send(api_client, chat_session, "aquece o catálogo")
-    # auth 3, session 1, open turn 6 (savepoints, lock, FK check, insert, counter reset), history 1,
-    # catalog version 1, close turn 6 (savepoints, lock, reply, inbound status, stored response)
-    with django_assert_num_queries(18):
-        send(api_client, chat_session, "Oi")

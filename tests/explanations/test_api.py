@@ -122,8 +122,8 @@ def test_endpoints_are_in_the_openapi_schema(api_client):
 def test_explanation_read_is_a_fixed_number_of_queries(api_client, tenant, django_assert_num_queries):
     Result.objects.create(tenant=tenant, result_id="q1", verdict="ok", payload_hash="x")
     api_client.get("/api/v1/results/q1/explanation")  # warm the token/tenant path once
-    # token+user, membership, tenant (authentication), then the result with its explanation
-    with django_assert_num_queries(4):
+    # token+user+membership+tenant (authentication, one join), then the result with its explanation
+    with django_assert_num_queries(2):
         assert api_client.get("/api/v1/results/q1/explanation").status_code == 200
 
 

@@ -96,9 +96,9 @@ def test_route_api_returns_the_seed_example(api_client, sample_chunks):
 def test_route_api_uses_the_callers_profile(api_client, sample_chunks, django_assert_num_queries):
     assert api_client.put("/api/v1/profile", {"skills": list(SEED_SKILLS)}, format="json").status_code == 200
     api_client.post("/api/v1/ontology/route", {"message": "aquece o corpus"}, format="json")
-    # auth (3), profile, its skills, skill catalog, strategy policy, corpus version check, latest summary tree,
-    # the route record
-    with django_assert_num_queries(10):
+    # auth (1: token, user, membership and tenant in one join), profile, its skills, skill catalog, strategy
+    # policy, corpus version check, latest summary tree, the route record
+    with django_assert_num_queries(8):
         body = api_client.post("/api/v1/ontology/route", {"message": SEED_MESSAGE}, format="json").json()
     assert body["skills_source"] == "profile" and body["distribution"] == SEED_DISTRIBUTION
 

@@ -1,10 +1,11 @@
 """The agent turn: one inbound user message in, one reply out.
 
-    1. idempotent retry?  → the first response, no provider call     ``idempotency``
+    1. idempotent retry?  → the first response, no provider call      ``idempotency``
     2. validate the UI context                                         ``context_step``
-    3. open the turn       (short transaction, session row locked):    ``session_rows``
-                           status check, inbound message, context
-                           snapshot, enrichment counter reset
+    3. open the turn       (1-3 in one short transaction: the tenant's  ``session_rows``
+                           session read once, locked, with its agent):
+                           status check, context snapshot, inbound
+                           message, enrichment counter reset
     4. resolve references  (may ask back)                              ``context_step``
     4b. action chain       (an UPDATE_FIELD intent: preview, question    ``action_step``
                            or refusal from the actions app; no LLM)
@@ -21,7 +22,8 @@
 ``service.message_send`` runs the steps in order; ``outcome`` holds what they
 pass to each other.
 
-The provider call never runs inside a transaction; every write to the session
+The provider call never runs inside a transaction and holds no database
+connection (it goes back to the pool first: ``common.db_pool``); every write to the session
 row happens under ``select_for_update``, so concurrent messages to one session
 never lose an update of ``collected_packages`` or the counter.
 """

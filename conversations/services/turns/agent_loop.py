@@ -9,6 +9,7 @@ import dataclasses
 import logging
 import time
 
+from common.db_pool import db_connection_release
 from conversations.models import HandoffReason, Message, MessageStatus, Session
 from conversations.prompts import build_call
 from conversations.protocol import parse_agent_reply
@@ -87,6 +88,8 @@ def agent_loop(
             state.packages[delivered.package_id] = delivered.revision
         request = with_correction(prepared.request, correction)
         state.llm_calls += 1
+        # The model may take seconds: its wait must not hold one of the pool's connections.
+        db_connection_release()
         text, failure = _provider_reply(provider, request, state, session=session, inbound=inbound)
         if failure:
             return handoff(*failure)

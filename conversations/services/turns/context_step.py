@@ -31,7 +31,7 @@ def context_validate(*, acting_user, tenant, session: Session, context: dict | N
     return context_prepare(tenant=tenant, user=acting_user, session=session, payload=context)
 
 
-def context_snapshot_store(*, session: Session, inbound: Message, context: PreparedContext | None) -> int | None:
+def context_snapshot_store(*, session: Session, context: PreparedContext | None) -> int | None:
     """Store the validated context as a snapshot; return its id (inside the open-turn transaction)."""
     if context is None:
         return None

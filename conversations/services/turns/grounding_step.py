@@ -46,9 +46,22 @@ def delivered_texts(*, request, agent, user_texts: Iterable[str], ui_context: st
     the user's own words (not the reply contract, not earlier answers)."""
     texts = [agent.system_prompt, ui_context, *user_texts]
     texts += [f"{k.title}\n{k.body}" for k in request.knowledge]
-    # The whole catalog as one text: read once per catalog version (the extraction is cached by text).
-    texts.append("\n".join(f"{c.title}\n{c.summary}" for c in request.catalog))
+    texts.append(_catalog_text(request.catalog))
     return [t for t in texts if t]
+
+
+_catalog_text_cache: tuple = (None, "")
+
+
+def _catalog_text(catalog: tuple) -> str:
+    """The whole catalog as one text, joined once per catalog (its items are one shared tuple per
+    catalog version: conversations.prompts); the number extraction is cached by text."""
+    global _catalog_text_cache
+    cached_for, text = _catalog_text_cache
+    if cached_for is not catalog:
+        text = "\n".join(f"{c.title}\n{c.summary}" for c in catalog)
+        _catalog_text_cache = (catalog, text)
+    return text
 
 
 def answer_grounding(

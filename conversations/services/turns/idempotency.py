@@ -55,7 +55,12 @@ def idempotent_response(
         if reclaim_abandoned:
             abandoned_turn_discard(session=session, inbound=inbound, age=age)
         return None
-    return reply.response
+    return response_with_id(reply.response, reply.pk)
+
+
+def response_with_id(stored: dict, message_id: int) -> dict:
+    """A turn's API response from its stored form: the reply's id first (older rows stored it too)."""
+    return {"message_id": message_id, **{k: v for k, v in stored.items() if k != "message_id"}}
 
 
 def abandoned_turn_discard(*, session: Session, inbound: Message, age: float) -> None:

@@ -6,13 +6,12 @@ import logging
 import time
 
 from conversations.models import ContextSnapshot, HandoffReason, Message, MessageStatus
-from conversations.selectors import session_get
 from knowledge.catalog import get_active_catalog
 
 from .action_step import action_step
 from .agent_loop import agent_loop, ms_since
-from .context_step import context_validate, references_resolve
-from .idempotency import idempotent_response, request_fingerprint
+from .context_step import references_resolve
+from .idempotency import request_fingerprint
 from .ontology_step import ontology_finish, ontology_for_turn, ontology_interruption
 from .outcome import TurnOutcome, TurnResult
 from .session_rows import turn_close, turn_open
@@ -35,19 +34,19 @@ def message_send(
     row lock; each write step takes its own short transaction.
     """
     started = time.monotonic()
-    session = session_get(tenant=tenant, session_id=session_id)
     fingerprint = request_fingerprint(text=text, context=context)
-
-    stored = idempotent_response(session=session, key=idempotency_key, fingerprint=fingerprint)
-    if stored is not None:
-        return TurnResult(stored, replayed=True)
-
-    context = context_validate(acting_user=acting_user, tenant=tenant, session=session, context=context)
-    inbound, stored = turn_open(
-        session=session, text=text, context=context, key=idempotency_key, fingerprint=fingerprint
+    opened = turn_open(
+        acting_user=acting_user,
+        tenant=tenant,
+        session_id=session_id,
+        text=text,
+        context=context,
+        key=idempotency_key,
+        fingerprint=fingerprint,
     )
-    if stored is not None:
-        return TurnResult(stored, replayed=True)
+    if opened.replay is not None:
+        return TurnResult(opened.replay, replayed=True)
+    session, inbound, context = opened.session, opened.inbound, opened.context
 
     try:
         turn_context = references_resolve(session=session, inbound=inbound, context=context)

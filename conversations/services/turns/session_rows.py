@@ -7,15 +7,18 @@ or the enrichment counter because each write re-reads the row under
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 from django.db import transaction
 
-from conversations.exceptions import SessionNotOpenError
+from conversations.context.services import PreparedContext
+from conversations.exceptions import SessionNotFoundError, SessionNotOpenError
 from conversations.models import Handoff, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services.sessions import session_transition
 
-from .context_step import context_snapshot_store
+from .context_step import context_snapshot_store, context_validate
 from .grounding_step import grounding_record
-from .idempotency import idempotent_response
+from .idempotency import idempotent_response, response_with_id
 from .outcome import TurnOutcome
 
 
@@ -23,35 +26,59 @@ def session_lock(session_id: int) -> Session:
     return Session.objects.select_for_update(of=("self",)).get(pk=session_id)
 
 
-def turn_open(*, session: Session, text: str, context: dict | None, key: str | None, fingerprint: str):
-    """Returns (inbound message, None) or (None, stored response) for an idempotent retry."""
+@dataclass(frozen=True)
+class OpenedTurn:
+    session: Session  # the locked row, with its agent; ``collected_packages`` as of this turn's start
+    inbound: Message | None = None
+    context: PreparedContext | None = None
+    replay: dict | None = None  # the stored response of an idempotent retry (nothing written)
+
+
+def turn_open(
+    *, acting_user, tenant, session_id, text: str, context: dict | None, key: str | None, fingerprint: str
+) -> OpenedTurn:
+    """Read and lock the tenant's session, validate the UI context, store the inbound message.
+
+    One read of the session (locked, with its agent) serves the whole turn: the 404, the
+    idempotency check, the status check and the agent. The context is validated before
+    anything is written; a rejection raises and the transaction leaves nothing behind.
+    """
     with transaction.atomic():
-        locked = session_lock(session.pk)
-        replay = idempotent_response(session=locked, key=key, fingerprint=fingerprint, reclaim_abandoned=True)
+        session = (
+            Session.objects.select_for_update(of=("self",))
+            .select_related("agent")
+            .filter(tenant=tenant, pk=session_id)
+            .first()
+        )
+        if session is None:
+            raise SessionNotFoundError(details={"session_id": str(session_id)})
+        session.tenant = tenant  # the filter made it so: reading it later costs no query
+        replay = idempotent_response(session=session, key=key, fingerprint=fingerprint, reclaim_abandoned=True)
         if replay is not None:
-            return None, replay
-        if locked.status != SessionStatus.OPEN:
-            raise SessionNotOpenError(details={"session_id": locked.pk, "status": locked.status})
+            return OpenedTurn(session=session, replay=replay)
+        prepared = context_validate(acting_user=acting_user, tenant=tenant, session=session, context=context)
+        if session.status != SessionStatus.OPEN:
+            raise SessionNotOpenError(details={"session_id": session.pk, "status": session.status})
         inbound = Message(
-            session=locked,
+            session=session,
             role=MessageRole.USER,
             text=text,
             status=MessageStatus.RECEIVED,
             idempotency_key=key or None,
             request_fingerprint=fingerprint,
+            # Stored first so the inbound row is written once, with its snapshot.
+            context_snapshot_id=context_snapshot_store(session=session, context=prepared),
         )
-        inbound.full_clean()
+        # Not the session: its row is locked above, so neither its existence (a SELECT) nor the
+        # idempotency key's uniqueness (checked under the lock, and a database constraint) needs a query.
+        inbound.full_clean(exclude=["session", "context_snapshot"])
         inbound.save()
-        snapshot_id = context_snapshot_store(session=locked, inbound=inbound, context=context)
-        if snapshot_id is not None:
-            inbound.context_snapshot_id = snapshot_id
-            inbound.save(update_fields=["context_snapshot_id"])
-        # The seed: the enrichment counter restarts with every inbound message.
-        locked.context_enrichment_count = 0
-        locked.save(update_fields=["context_enrichment_count", "updated_at"])
-        session.collected_packages = list(locked.collected_packages or [])  # as of this turn's start
+        # The seed: the enrichment counter restarts with every inbound message (and updated_at
+        # is the session's last activity, shown by the API and the admin).
         session.context_enrichment_count = 0
-    return inbound, None
+        session.save(update_fields=["context_enrichment_count", "updated_at"])
+        session.collected_packages = list(session.collected_packages or [])
+    return OpenedTurn(session=session, inbound=inbound, context=prepared)
 
 
 def fetch_record(*, session_id: int, package_id: str) -> list[str]:
@@ -70,9 +97,32 @@ def fetch_record(*, session_id: int, package_id: str) -> list[str]:
 def turn_close(
     *, session: Session, inbound: Message, outcome: TurnOutcome, timings: dict, extra: dict | None = None
 ) -> dict:
+    """Store the reply with its response in one INSERT and mark the inbound message processed.
+
+    The stored response is the API's without ``message_id`` (the reply's own primary key, not
+    known before the INSERT; ``idempotency.idempotent_response`` puts it back), so no UPDATE
+    follows the INSERT.
+    """
     grounding = grounding_record(outcome.grounding)
+    is_handoff = outcome.status == MessageStatus.HANDOFF
     with transaction.atomic():
         locked = session_lock(session.pk)
+        hands_off_session = is_handoff and locked.status == SessionStatus.OPEN
+        stored = {
+            "session_id": locked.pk,
+            "status": outcome.status,
+            "reply": outcome.reply,
+            "handoff": {"reason": outcome.handoff_reason, "detail": outcome.handoff_detail} if is_handoff else None,
+            "packages": [{"id": pid, "revision": rev} for pid, rev in outcome.packages.items()],
+            "catalog_version": outcome.catalog_version,
+            "timings_ms": timings,
+            "session_status": SessionStatus.HANDED_OFF if hands_off_session else locked.status,
+            "contextSnapshotId": inbound.context_snapshot_id,
+            "grounding": grounding,
+            **(extra or {}),
+        }
+        if outcome.ontology is not None:
+            stored["ontology"] = outcome.ontology
         reply = Message(
             session=locked,
             role=MessageRole.ASSISTANT,
@@ -80,41 +130,23 @@ def turn_close(
             status=outcome.status,
             reply_to=inbound,
             context_snapshot_id=inbound.context_snapshot_id,
-            packages=[{"id": pid, "revision": rev} for pid, rev in outcome.packages.items()],
+            packages=stored["packages"],
             catalog_version=outcome.catalog_version or None,
             llm_calls=outcome.llm_calls,
             context_enrichments=outcome.enrichments,
             timings_ms=timings,
             grounding=grounding,
+            response=stored,
         )
         reply.save()
-        handoff = None
-        if outcome.status == MessageStatus.HANDOFF:
+        if is_handoff:
             handoff = Handoff(
                 session=locked, message=reply, reason=outcome.handoff_reason, detail=outcome.handoff_detail
             )
-            handoff.full_clean()
+            handoff.full_clean(exclude=["session", "message"])  # both rows are this transaction's
             handoff.save()
-            if locked.status == SessionStatus.OPEN:
+            if hands_off_session:
                 session_transition(session=locked, status=SessionStatus.HANDED_OFF)
         inbound.status = MessageStatus.PROCESSED
         inbound.save(update_fields=["status"])
-        response = {
-            "message_id": reply.pk,
-            "session_id": locked.pk,
-            "status": outcome.status,
-            "reply": outcome.reply,
-            "handoff": {"reason": handoff.reason, "detail": handoff.detail} if handoff else None,
-            "packages": reply.packages,
-            "catalog_version": outcome.catalog_version,
-            "timings_ms": timings,
-            "session_status": locked.status,
-            "contextSnapshotId": inbound.context_snapshot_id,
-            "grounding": grounding,
-            **(extra or {}),
-        }
-        if outcome.ontology is not None:
-            response["ontology"] = outcome.ontology
-        reply.response = response
-        reply.save(update_fields=["response"])
-    return response
+    return response_with_id(stored, reply.pk)

@@ -1,0 +1,94 @@
+"""Every database round trip of an agent turn, named and justified.
+
+A turn is the hot endpoint (issue 17): each query here costs a round trip on
+every message, so the list is pinned statement by statement. Under the test
+transaction an ``atomic`` block shows as SAVEPOINT/RELEASE; in production the
+same block is BEGIN/COMMIT (round trips too, not captured by Django).
+"""
+
+import re
+
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from tests.conversations.helpers import send
+
+pytestmark = pytest.mark.django_db
+
+ANSWER = {"s": 0, "message": "Pronto."}
+
+# (statement pattern, why the turn needs it)
+TURN_QUERIES = [
+    (
+        r'SELECT .* FROM "authtoken_token" .*JOIN "auth_user" .*JOIN "accounts_membership" .*JOIN "accounts_tenant"',
+        "authentication: the token with its user, membership and tenant in one join (HasTenant reads them)",
+    ),
+    (r"SAVEPOINT", "turn_open's transaction: the lock, the inbound row and the counter commit together"),
+    (
+        r'SELECT .* FROM "conversations_session" .*JOIN "conversations_agent" .* FOR UPDATE OF "conversations_session"',
+        "the tenant's session, locked, with its agent: the 404, the idempotency and status checks, "
+        "collected_packages as of this turn, the agent's prompt and model; read once for the whole turn",
+    ),
+    (r'INSERT INTO "conversations_message"', "the inbound message (status received), with its context snapshot"),
+    (
+        r'UPDATE "conversations_session" SET "context_enrichment_count" = 0, "updated_at"',
+        "the seed's rule: the fetch budget restarts with every message; updated_at is the last activity",
+    ),
+    (r"RELEASE SAVEPOINT", "commit: the message is accepted before the model is called"),
+    (
+        r'SELECT "conversations_message"."role" .* FROM "conversations_message"',
+        "the history the model sees (last HISTORY_MESSAGES finished messages)",
+    ),
+    (
+        r'SELECT "knowledge_catalogstate"."version"',
+        "the active catalog's version: an admin edit shows on the next turn (the catalog is cached per version)",
+    ),
+    (r"SAVEPOINT", "turn_close's transaction: reply, hand-off, session status and inbound status together"),
+    (
+        r'SELECT .* FROM "conversations_session" .* FOR UPDATE OF "conversations_session"',
+        "the session locked again: its status now (a concurrent close or hand-off), and a hand-off's transition",
+    ),
+    (r'INSERT INTO "conversations_message"', "the reply, with the stored response (idempotent replays read it)"),
+    (r'UPDATE "conversations_message" SET "status" = \'processed\'', "the inbound message is answered"),
+    (r"RELEASE SAVEPOINT", "commit"),
+]
+# With the knowledge router on, before the history: the router's own read of the catalog
+# version (knowledge.routing_service: its index is rebuilt when the version moves).
+ROUTER_QUERY = (r'SELECT "knowledge_catalogstate"."version"', "the router's index checks the catalog version")
+
+
+def turn_statements(api_client, chat_session, scripted_llm) -> list[str]:
+    scripted_llm.reply_json(ANSWER).reply_json(ANSWER)
+    send(api_client, chat_session, "aquece o catálogo")  # the catalog and the router's index are built
+    with CaptureQueriesContext(connection) as captured:
+        response = send(api_client, chat_session, "qual o prazo de entrega?")
+    assert response.status_code == 201, response.json()
+    assert response.json()["status"] == "answered"
+    return [query["sql"] for query in captured.captured_queries]
+
+
+def assert_statements(statements: list[str], expected: list[tuple[str, str]]) -> None:
+    assert len(statements) == len(expected), "\n".join(s[:120] for s in statements)
+    for sql, (pattern, why) in zip(statements, expected, strict=True):
+        assert re.match(pattern, sql), f"expected {pattern!r} ({why}), got {sql[:200]!r}"
+
+
+def test_an_answered_turn_is_these_queries(api_client, chat_session, scripted_llm):
+    assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
+
+
+def test_the_knowledge_router_adds_one_query(api_client, chat_session, scripted_llm, settings):
+    settings.AGENT_KNOWLEDGE_ROUTER = True
+    expected = [*TURN_QUERIES[:7], ROUTER_QUERY, *TURN_QUERIES[7:]]
+    assert_statements(turn_statements(api_client, chat_session, scripted_llm), expected)
+
+
+def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, scripted_llm, django_assert_num_queries):
+    scripted_llm.reply_json(ANSWER)
+    send(api_client, chat_session, "aquece o catálogo")
+    scripted_llm.reply_json({"s": 99, "context_needed": "PRICING_RULES"}).reply_json(ANSWER)
+    # the answered turn's 13, plus the fetch's transaction (savepoint, lock, update, release) and the
+    # catalog version re-read before the second model call (an edit between calls shows at once)
+    with django_assert_num_queries(len(TURN_QUERIES) + 5):
+        assert send(api_client, chat_session, "Quanto custa?").json()["status"] == "answered"
