@@ -6,254 +6,103 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
-        ("accounts", "0001_initial"),
+        ('accounts', '0001_initial'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="Agent",
+            name='Agent',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("slug", models.SlugField(max_length=64, unique=True)),
-                ("name", models.CharField(max_length=200)),
-                (
-                    "system_prompt",
-                    models.TextField(
-                        help_text="The agent's own instructions; the reply contract is added by the system."
-                    ),
-                ),
-                (
-                    "provider",
-                    models.CharField(
-                        blank=True,
-                        choices=[
-                            ("", "Default (LLM_PROVIDER)"),
-                            ("offline", "offline"),
-                            ("openai", "openai"),
-                            ("replay", "replay"),
-                        ],
-                        help_text="Overrides LLM_PROVIDER for this agent.",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "model",
-                    models.CharField(blank=True, help_text="Overrides LLM_MODEL for this agent.", max_length=200),
-                ),
-                (
-                    "settings",
-                    models.JSONField(
-                        blank=True,
-                        default=dict,
-                        help_text="Optional: temperature, top_p, max_tokens, seed, base_url, timeout, max_retries, replay_fixture.",
-                    ),
-                ),
-                ("is_active", models.BooleanField(default=True, verbose_name="active")),
-                (
-                    "is_default",
-                    models.BooleanField(
-                        default=False,
-                        help_text="Serves sessions created without naming an agent.",
-                        verbose_name="default",
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('slug', models.SlugField(max_length=64, unique=True)),
+                ('name', models.CharField(max_length=200)),
+                ('system_prompt', models.TextField(help_text="The agent's own instructions; the reply contract is added by the system.")),
+                ('provider', models.CharField(blank=True, choices=[('', 'Default (LLM_PROVIDER)'), ('offline', 'offline'), ('openai', 'openai'), ('replay', 'replay')], help_text='Overrides LLM_PROVIDER for this agent.', max_length=16)),
+                ('model', models.CharField(blank=True, help_text='Overrides LLM_MODEL for this agent.', max_length=200)),
+                ('settings', models.JSONField(blank=True, default=dict, help_text='Optional: temperature, top_p, max_tokens, seed, base_url, timeout, max_retries, replay_fixture.')),
+                ('is_active', models.BooleanField(default=True, verbose_name='active')),
+                ('is_default', models.BooleanField(default=False, help_text='Serves sessions created without naming an agent.', verbose_name='default')),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "ordering": ["slug"],
-                "constraints": [
-                    models.UniqueConstraint(
-                        condition=models.Q(("is_default", True)), fields=("is_default",), name="one_default_agent"
-                    )
-                ],
+                'ordering': ['slug'],
+                'constraints': [models.UniqueConstraint(condition=models.Q(('is_default', True)), fields=('is_default',), name='one_default_agent')],
             },
         ),
         migrations.CreateModel(
-            name="Session",
+            name='Session',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[("open", "Open"), ("handed_off", "Handed off"), ("closed", "Closed")],
-                        default="open",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "collected_packages",
-                    models.JSONField(
-                        blank=True,
-                        default=list,
-                        help_text="IDs of packages the agent fetched (s=99), in order; never their text.",
-                    ),
-                ),
-                (
-                    "context_enrichment_count",
-                    models.PositiveIntegerField(
-                        default=0, help_text="s=99 fetches during the latest inbound message (reset on each one)."
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "agent",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.PROTECT, related_name="sessions", to="conversations.agent"
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="sessions", to="accounts.tenant"
-                    ),
-                ),
-                (
-                    "user",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="agent_sessions",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('status', models.CharField(choices=[('open', 'Open'), ('handed_off', 'Handed off'), ('closed', 'Closed')], default='open', max_length=16)),
+                ('collected_packages', models.JSONField(blank=True, default=list, help_text='IDs of packages the agent fetched (s=99), in order; never their text.')),
+                ('context_enrichment_count', models.PositiveIntegerField(default=0, help_text='s=99 fetches during the latest inbound message (reset on each one).')),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('agent', models.ForeignKey(on_delete=django.db.models.deletion.PROTECT, related_name='sessions', to='conversations.agent')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='sessions', to='accounts.tenant')),
+                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='agent_sessions', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["-created_at", "-id"],
+                'ordering': ['-created_at', '-id'],
             },
         ),
         migrations.CreateModel(
-            name="Message",
+            name='Message',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("role", models.CharField(choices=[("user", "User"), ("assistant", "Assistant")], max_length=16)),
-                ("text", models.TextField()),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("received", "Received"),
-                            ("processed", "Processed"),
-                            ("answered", "Answered"),
-                            ("handoff", "Hand-off"),
-                            ("clarification", "Clarification"),
-                        ],
-                        max_length=16,
-                    ),
-                ),
-                ("context_snapshot_id", models.BigIntegerField(blank=True, null=True)),
-                (
-                    "packages",
-                    models.JSONField(
-                        blank=True,
-                        default=list,
-                        help_text='Packages whose bodies were delivered: [{"id", "revision"}].',
-                    ),
-                ),
-                ("catalog_version", models.PositiveBigIntegerField(blank=True, null=True)),
-                ("llm_calls", models.PositiveSmallIntegerField(default=0)),
-                ("context_enrichments", models.PositiveSmallIntegerField(default=0)),
-                ("timings_ms", models.JSONField(blank=True, default=dict)),
-                ("idempotency_key", models.CharField(blank=True, max_length=200, null=True)),
-                ("request_fingerprint", models.CharField(blank=True, max_length=64)),
-                (
-                    "response",
-                    models.JSONField(
-                        blank=True, help_text="The API response, replayed for idempotent retries.", null=True
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "reply_to",
-                    models.OneToOneField(
-                        blank=True,
-                        help_text="The inbound message answered.",
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="reply",
-                        to="conversations.message",
-                    ),
-                ),
-                (
-                    "session",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="messages", to="conversations.session"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('role', models.CharField(choices=[('user', 'User'), ('assistant', 'Assistant')], max_length=16)),
+                ('text', models.TextField()),
+                ('status', models.CharField(choices=[('received', 'Received'), ('processed', 'Processed'), ('answered', 'Answered'), ('handoff', 'Hand-off'), ('clarification', 'Clarification')], max_length=16)),
+                ('context_snapshot_id', models.BigIntegerField(blank=True, null=True)),
+                ('packages', models.JSONField(blank=True, default=list, help_text='Packages whose bodies were delivered: [{"id", "revision"}].')),
+                ('catalog_version', models.PositiveBigIntegerField(blank=True, null=True)),
+                ('llm_calls', models.PositiveSmallIntegerField(default=0)),
+                ('context_enrichments', models.PositiveSmallIntegerField(default=0)),
+                ('timings_ms', models.JSONField(blank=True, default=dict)),
+                ('idempotency_key', models.CharField(blank=True, max_length=200, null=True)),
+                ('request_fingerprint', models.CharField(blank=True, max_length=64)),
+                ('response', models.JSONField(blank=True, help_text='The API response, replayed for idempotent retries.', null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('reply_to', models.OneToOneField(blank=True, help_text='The inbound message answered.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='reply', to='conversations.message')),
+                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='messages', to='conversations.session')),
             ],
             options={
-                "ordering": ["created_at", "id"],
+                'ordering': ['created_at', 'id'],
             },
         ),
         migrations.CreateModel(
-            name="Handoff",
+            name='Handoff',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "reason",
-                    models.CharField(
-                        choices=[
-                            ("uncertainty", "Uncertainty (package unknown, inactive or empty)"),
-                            ("budget_exceeded", "Context budget exceeded"),
-                            ("iteration_cap", "Iteration cap reached"),
-                            ("provider_unavailable", "LLM provider unavailable"),
-                            ("invalid_reply", "Invalid agent reply"),
-                            ("agent_request", "Agent asked for a human"),
-                        ],
-                        max_length=32,
-                    ),
-                ),
-                ("detail", models.CharField(blank=True, max_length=500)),
-                ("resolved_at", models.DateTimeField(blank=True, null=True)),
-                ("resolution_note", models.CharField(blank=True, max_length=500)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "resolved_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "message",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="handoff", to="conversations.message"
-                    ),
-                ),
-                (
-                    "session",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="handoffs", to="conversations.session"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('reason', models.CharField(choices=[('uncertainty', 'Uncertainty (package unknown, inactive or empty)'), ('budget_exceeded', 'Context budget exceeded'), ('iteration_cap', 'Iteration cap reached'), ('provider_unavailable', 'LLM provider unavailable'), ('invalid_reply', 'Invalid agent reply'), ('agent_request', 'Agent asked for a human')], max_length=32)),
+                ('detail', models.CharField(blank=True, max_length=500)),
+                ('resolved_at', models.DateTimeField(blank=True, null=True)),
+                ('resolution_note', models.CharField(blank=True, max_length=500)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('resolved_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('message', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='handoff', to='conversations.message')),
+                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='handoffs', to='conversations.session')),
             ],
             options={
-                "ordering": ["created_at", "id"],
+                'ordering': ['created_at', 'id'],
             },
         ),
         migrations.AddIndex(
-            model_name="session",
-            index=models.Index(fields=["tenant", "-created_at"], name="conversatio_tenant__387843_idx"),
+            model_name='session',
+            index=models.Index(fields=['tenant', '-created_at'], name='conversatio_tenant__387843_idx'),
         ),
         migrations.AddConstraint(
-            model_name="message",
-            constraint=models.UniqueConstraint(
-                condition=models.Q(("idempotency_key__isnull", False)),
-                fields=("session", "idempotency_key"),
-                name="unique_message_idempotency_key",
-            ),
+            model_name='message',
+            constraint=models.UniqueConstraint(condition=models.Q(('idempotency_key__isnull', False)), fields=('session', 'idempotency_key'), name='unique_message_idempotency_key'),
         ),
         migrations.AddIndex(
-            model_name="handoff",
-            index=models.Index(fields=["resolved_at", "reason"], name="conversatio_resolve_148dbd_idx"),
+            model_name='handoff',
+            index=models.Index(fields=['resolved_at', 'reason'], name='conversatio_resolve_148dbd_idx'),
         ),
     ]

@@ -8,173 +8,67 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("accounts", "0001_initial"),
-        ("conversations", "0002_seed_agents"),
+        ('accounts', '0001_initial'),
+        ('conversations', '0002_seed_agents'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="SemanticElement",
+            name='SemanticElement',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "semantic_id",
-                    models.CharField(
-                        max_length=200,
-                        unique=True,
-                        validators=[
-                            django.core.validators.RegexValidator(
-                                re.compile("^[A-Za-z0-9][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*$"),
-                                "A semantic id is made of dotted segments, e.g. workPermit.components.validity.",
-                            )
-                        ],
-                    ),
-                ),
-                (
-                    "type",
-                    models.CharField(
-                        choices=[
-                            ("page", "page"),
-                            ("section", "section"),
-                            ("tab", "tab"),
-                            ("component", "component"),
-                            ("field", "field"),
-                            ("button", "button"),
-                            ("table", "table"),
-                            ("row", "row"),
-                            ("cell", "cell"),
-                            ("menu", "menu"),
-                            ("entity", "entity"),
-                        ],
-                        default="field",
-                        max_length=16,
-                    ),
-                ),
-                ("label", models.CharField(max_length=200)),
-                (
-                    "parent",
-                    models.CharField(
-                        blank=True,
-                        help_text="Declared parent id; empty means the dotted parent (a.b.c → a.b).",
-                        max_length=200,
-                        validators=[
-                            django.core.validators.RegexValidator(
-                                re.compile("^[A-Za-z0-9][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*$"),
-                                "A semantic id is made of dotted segments, e.g. workPermit.components.validity.",
-                            )
-                        ],
-                    ),
-                ),
-                ("description", models.TextField(blank=True)),
-                (
-                    "package_ids",
-                    models.JSONField(
-                        blank=True, default=list, help_text="IDs of the knowledge packages that explain it."
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('semantic_id', models.CharField(max_length=200, unique=True, validators=[django.core.validators.RegexValidator(re.compile('^[A-Za-z0-9][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*$'), 'A semantic id is made of dotted segments, e.g. workPermit.components.validity.')])),
+                ('type', models.CharField(choices=[('page', 'page'), ('section', 'section'), ('tab', 'tab'), ('component', 'component'), ('field', 'field'), ('button', 'button'), ('table', 'table'), ('row', 'row'), ('cell', 'cell'), ('menu', 'menu'), ('entity', 'entity')], default='field', max_length=16)),
+                ('label', models.CharField(max_length=200)),
+                ('parent', models.CharField(blank=True, help_text='Declared parent id; empty means the dotted parent (a.b.c → a.b).', max_length=200, validators=[django.core.validators.RegexValidator(re.compile('^[A-Za-z0-9][A-Za-z0-9_-]*(\\.[A-Za-z0-9_-]+)*$'), 'A semantic id is made of dotted segments, e.g. workPermit.components.validity.')])),
+                ('description', models.TextField(blank=True)),
+                ('package_ids', models.JSONField(blank=True, default=list, help_text='IDs of the knowledge packages that explain it.')),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "verbose_name": "semantic UI id",
-                "ordering": ["semantic_id"],
+                'verbose_name': 'semantic UI id',
+                'ordering': ['semantic_id'],
             },
         ),
         migrations.CreateModel(
-            name="AccessibleEntity",
+            name='AccessibleEntity',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("entity_type", models.CharField(max_length=100)),
-                ("entity_id", models.CharField(max_length=200)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "created_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="accessible_entities",
-                        to="accounts.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('entity_type', models.CharField(max_length=100)),
+                ('entity_id', models.CharField(max_length=200)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('created_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='accessible_entities', to='accounts.tenant')),
             ],
             options={
-                "verbose_name_plural": "accessible entities",
-                "ordering": ["entity_type", "entity_id"],
-                "constraints": [
-                    models.UniqueConstraint(
-                        fields=("tenant", "entity_type", "entity_id"), name="unique_accessible_entity"
-                    )
-                ],
+                'verbose_name_plural': 'accessible entities',
+                'ordering': ['entity_type', 'entity_id'],
+                'constraints': [models.UniqueConstraint(fields=('tenant', 'entity_type', 'entity_id'), name='unique_accessible_entity')],
             },
         ),
         migrations.CreateModel(
-            name="ContextSnapshot",
+            name='ContextSnapshot',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("version", models.PositiveIntegerField(help_text="contextVersion sent by the front end.")),
-                (
-                    "sha256",
-                    models.CharField(
-                        help_text="SHA-256 of the canonical JSON of the validated context.", max_length=64
-                    ),
-                ),
-                ("size", models.PositiveIntegerField(help_text="Bytes of canonical UTF-8 JSON.")),
-                ("captured_at", models.DateTimeField()),
-                ("context", models.JSONField(help_text="The context with personal data masked.")),
-                ("redacted_count", models.PositiveSmallIntegerField(default=0)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "base",
-                    models.ForeignKey(
-                        blank=True,
-                        help_text="Base of a delta.",
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to="conversations.contextsnapshot",
-                    ),
-                ),
-                (
-                    "session",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="context_snapshots",
-                        to="conversations.session",
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="context_snapshots",
-                        to="accounts.tenant",
-                    ),
-                ),
-                (
-                    "user",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('version', models.PositiveIntegerField(help_text='contextVersion sent by the front end.')),
+                ('sha256', models.CharField(help_text='SHA-256 of the canonical JSON of the validated context.', max_length=64)),
+                ('size', models.PositiveIntegerField(help_text='Bytes of canonical UTF-8 JSON.')),
+                ('captured_at', models.DateTimeField()),
+                ('context', models.JSONField(help_text='The context with personal data masked.')),
+                ('redacted_count', models.PositiveSmallIntegerField(default=0)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('base', models.ForeignKey(blank=True, help_text='Base of a delta.', null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to='conversations.contextsnapshot')),
+                ('session', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='context_snapshots', to='conversations.session')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='context_snapshots', to='accounts.tenant')),
+                ('user', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "ordering": ["-id"],
-                "indexes": [models.Index(fields=["session", "-id"], name="conversatio_session_b1b113_idx")],
+                'ordering': ['-id'],
+                'indexes': [models.Index(fields=['session', '-id'], name='conversatio_session_b1b113_idx')],
             },
         ),
     ]

@@ -4,45 +4,25 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("conversations", "0005_message_context_snapshot_foreign_key"),
+        ('conversations', '0005_message_context_snapshot_foreign_key'),
     ]
 
     operations = [
         migrations.AddField(
-            model_name="agent",
-            name="number_policy",
-            field=models.CharField(
-                choices=[
-                    ("flag", "Flag: deliver the answer, marked unverified"),
-                    ("retry", "Retry: one corrective call naming the numbers, then hand off"),
-                    ("handoff", "Hand off to a person"),
-                ],
-                default="flag",
-                help_text="What to do when an answer cites a number that is not in what the turn delivered.",
-                max_length=8,
-            ),
+            model_name='agent',
+            name='number_policy',
+            field=models.CharField(choices=[('flag', 'Flag: deliver the answer, marked unverified'), ('retry', 'Retry: one corrective call naming the numbers, then hand off'), ('handoff', 'Hand off to a person')], default='flag', help_text='What to do when an answer cites a number that is not in what the turn delivered.', max_length=8),
         ),
         migrations.AddField(
-            model_name="message",
-            name="grounding",
+            model_name='message',
+            name='grounding',
             field=models.JSONField(blank=True, null=True),
         ),
         migrations.AlterField(
-            model_name="handoff",
-            name="reason",
-            field=models.CharField(
-                choices=[
-                    ("uncertainty", "Uncertainty (package unknown, inactive or empty)"),
-                    ("budget_exceeded", "Context budget exceeded"),
-                    ("iteration_cap", "Iteration cap reached"),
-                    ("provider_unavailable", "LLM provider unavailable"),
-                    ("invalid_reply", "Invalid agent reply"),
-                    ("agent_request", "Agent asked for a human"),
-                    ("guardian", "Guardian agent (a critical ontology skill is active)"),
-                    ("ungrounded_number", "The answer cited a number not in what the turn delivered"),
-                ],
-                max_length=32,
-            ),
+            model_name='handoff',
+            name='reason',
+            field=models.CharField(choices=[('uncertainty', 'Uncertainty (package unknown, inactive or empty)'), ('budget_exceeded', 'Context budget exceeded'), ('iteration_cap', 'Iteration cap reached'), ('provider_unavailable', 'LLM provider unavailable'), ('invalid_reply', 'Invalid agent reply'), ('agent_request', 'Agent asked for a human'), ('guardian', 'Guardian agent (a critical ontology skill is active)'), ('ungrounded_number', 'The answer cited a number not in what the turn delivered')], max_length=32),
         ),
     ]

@@ -6,57 +6,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("accounts", "0001_initial"),
-        ("conversations", "0007_admin_roles_groups"),
+        ('accounts', '0001_initial'),
+        ('conversations', '0007_admin_roles_groups'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="MessageFeedback",
+            name='MessageFeedback',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("rating", models.CharField(choices=[("up", "Thumbs up"), ("down", "Thumbs down")], max_length=8)),
-                ("reason", models.CharField(blank=True, default="", max_length=500)),
-                (
-                    "policy_version",
-                    models.PositiveIntegerField(
-                        blank=True,
-                        help_text="strategy policy version this rating produced (None: policy untouched)",
-                        null=True,
-                    ),
-                ),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "message",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="feedback", to="conversations.message"
-                    ),
-                ),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="message_feedback",
-                        to="accounts.tenant",
-                    ),
-                ),
-                (
-                    "user",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="message_feedback",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('rating', models.CharField(choices=[('up', 'Thumbs up'), ('down', 'Thumbs down')], max_length=8)),
+                ('reason', models.CharField(blank=True, default='', max_length=500)),
+                ('policy_version', models.PositiveIntegerField(blank=True, help_text='strategy policy version this rating produced (None: policy untouched)', null=True)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('message', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='feedback', to='conversations.message')),
+                ('tenant', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='message_feedback', to='accounts.tenant')),
+                ('user', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='message_feedback', to=settings.AUTH_USER_MODEL)),
             ],
             options={
-                "indexes": [models.Index(fields=["tenant", "-created_at"], name="conversatio_tenant__06c007_idx")],
-                "constraints": [
-                    models.UniqueConstraint(fields=("message", "user"), name="uniq_feedback_per_message_user")
-                ],
+                'indexes': [models.Index(fields=['tenant', '-created_at'], name='conversatio_tenant__06c007_idx')],
+                'constraints': [models.UniqueConstraint(fields=('message', 'user'), name='uniq_feedback_per_message_user')],
             },
         ),
     ]

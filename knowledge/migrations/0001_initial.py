@@ -7,6 +7,7 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     initial = True
 
     dependencies = [
@@ -15,120 +16,59 @@ class Migration(migrations.Migration):
 
     operations = [
         migrations.CreateModel(
-            name="CatalogState",
+            name='CatalogState',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("version", models.PositiveBigIntegerField(default=1)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('version', models.PositiveBigIntegerField(default=1)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
         ),
         migrations.CreateModel(
-            name="Package",
+            name='Package',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "package_id",
-                    models.CharField(
-                        max_length=64,
-                        unique=True,
-                        validators=[
-                            django.core.validators.RegexValidator("^[A-Z][A-Z0-9_]{1,63}$", "Use UPPER_SNAKE_CASE.")
-                        ],
-                        verbose_name="ID",
-                    ),
-                ),
-                (
-                    "origin",
-                    models.CharField(
-                        choices=[("bundled", "Bundled file"), ("admin", "Created in the admin")],
-                        default="admin",
-                        max_length=16,
-                    ),
-                ),
-                ("position", models.PositiveIntegerField(default=0, help_text="Catalog order (lower first).")),
-                ("is_active", models.BooleanField(default=True, verbose_name="active")),
-                ("is_overridden", models.BooleanField(default=False, verbose_name="overridden")),
-                ("title", models.CharField(max_length=200)),
-                ("summary", models.CharField(max_length=300)),
-                (
-                    "kind",
-                    models.CharField(
-                        choices=[("knowledge", "Knowledge"), ("rule", "Rule"), ("procedure", "Procedure")],
-                        default="knowledge",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "strict",
-                    models.BooleanField(default=False, help_text="Rules only: strict rules always arrive in full."),
-                ),
-                ("aliases", models.JSONField(blank=True, default=list)),
-                ("keywords", models.JSONField(blank=True, default=list)),
-                ("semantic_ids", models.JSONField(blank=True, default=list)),
-                ("source", models.CharField(blank=True, max_length=300)),
-                ("body", models.TextField()),
-                ("bundled_content", models.JSONField(blank=True, editable=False, null=True)),
-                ("bundled_path", models.CharField(blank=True, editable=False, max_length=500)),
-                ("revision_number", models.PositiveIntegerField(default=0, editable=False)),
-                ("content_hash", models.CharField(blank=True, editable=False, max_length=64)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('package_id', models.CharField(max_length=64, unique=True, validators=[django.core.validators.RegexValidator('^[A-Z][A-Z0-9_]{1,63}$', 'Use UPPER_SNAKE_CASE.')], verbose_name='ID')),
+                ('origin', models.CharField(choices=[('bundled', 'Bundled file'), ('admin', 'Created in the admin')], default='admin', max_length=16)),
+                ('position', models.PositiveIntegerField(default=0, help_text='Catalog order (lower first).')),
+                ('is_active', models.BooleanField(default=True, verbose_name='active')),
+                ('is_overridden', models.BooleanField(default=False, verbose_name='overridden')),
+                ('title', models.CharField(max_length=200)),
+                ('summary', models.CharField(max_length=300)),
+                ('kind', models.CharField(choices=[('knowledge', 'Knowledge'), ('rule', 'Rule'), ('procedure', 'Procedure')], default='knowledge', max_length=16)),
+                ('strict', models.BooleanField(default=False, help_text='Rules only: strict rules always arrive in full.')),
+                ('aliases', models.JSONField(blank=True, default=list)),
+                ('keywords', models.JSONField(blank=True, default=list)),
+                ('semantic_ids', models.JSONField(blank=True, default=list)),
+                ('source', models.CharField(blank=True, max_length=300)),
+                ('body', models.TextField()),
+                ('bundled_content', models.JSONField(blank=True, editable=False, null=True)),
+                ('bundled_path', models.CharField(blank=True, editable=False, max_length=500)),
+                ('revision_number', models.PositiveIntegerField(default=0, editable=False)),
+                ('content_hash', models.CharField(blank=True, editable=False, max_length=64)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "ordering": ["position", "package_id"],
-                "permissions": [("curate_package", "Can curate knowledge packages")],
+                'ordering': ['position', 'package_id'],
+                'permissions': [('curate_package', 'Can curate knowledge packages')],
             },
         ),
         migrations.CreateModel(
-            name="PackageRevision",
+            name='PackageRevision',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("number", models.PositiveIntegerField()),
-                (
-                    "action",
-                    models.CharField(
-                        choices=[
-                            ("created", "Created"),
-                            ("edited", "Edited"),
-                            ("bundled_sync", "Bundled file loaded"),
-                            ("imported", "Imported"),
-                            ("activated", "Activated"),
-                            ("deactivated", "Deactivated"),
-                            ("reverted", "Reverted"),
-                            ("reset", "Reset to bundled"),
-                        ],
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "data",
-                    models.JSONField(help_text="Content fields plus is_active and is_overridden at this revision."),
-                ),
-                ("content_hash", models.CharField(max_length=64)),
-                ("note", models.CharField(blank=True, max_length=500)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "author",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "package",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="revisions", to="knowledge.package"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('number', models.PositiveIntegerField()),
+                ('action', models.CharField(choices=[('created', 'Created'), ('edited', 'Edited'), ('bundled_sync', 'Bundled file loaded'), ('imported', 'Imported'), ('activated', 'Activated'), ('deactivated', 'Deactivated'), ('reverted', 'Reverted'), ('reset', 'Reset to bundled')], max_length=16)),
+                ('data', models.JSONField(help_text='Content fields plus is_active and is_overridden at this revision.')),
+                ('content_hash', models.CharField(max_length=64)),
+                ('note', models.CharField(blank=True, max_length=500)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('package', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='knowledge.package')),
             ],
             options={
-                "ordering": ["package", "-number"],
-                "constraints": [
-                    models.UniqueConstraint(fields=("package", "number"), name="unique_package_revision_number")
-                ],
+                'ordering': ['package', '-number'],
+                'constraints': [models.UniqueConstraint(fields=('package', 'number'), name='unique_package_revision_number')],
             },
         ),
     ]

@@ -5,56 +5,30 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("accounts", "0001_initial"),
-        ("knowledge", "0002_catalog_state_row"),
+        ('accounts', '0001_initial'),
+        ('knowledge', '0002_catalog_state_row'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="FetchFeedback",
+            name='FetchFeedback',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "query_key",
-                    models.CharField(
-                        help_text="The question's analyzed terms, sorted: order, case and stop words ignored.",
-                        max_length=500,
-                    ),
-                ),
-                ("package_id", models.CharField(db_index=True, max_length=64, verbose_name="package ID")),
-                ("listed_then_fetched", models.PositiveIntegerField(default=0)),
-                ("weight", models.FloatField(default=0.0, help_text="Decayed fetch count as of the last fetch.")),
-                ("last_fetched_at", models.DateTimeField()),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "tenant",
-                    models.ForeignKey(
-                        blank=True,
-                        help_text="Empty: learnt for every tenant.",
-                        null=True,
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="+",
-                        to="accounts.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('query_key', models.CharField(help_text="The question's analyzed terms, sorted: order, case and stop words ignored.", max_length=500)),
+                ('package_id', models.CharField(db_index=True, max_length=64, verbose_name='package ID')),
+                ('listed_then_fetched', models.PositiveIntegerField(default=0)),
+                ('weight', models.FloatField(default=0.0, help_text='Decayed fetch count as of the last fetch.')),
+                ('last_fetched_at', models.DateTimeField()),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('tenant', models.ForeignKey(blank=True, help_text='Empty: learnt for every tenant.', null=True, on_delete=django.db.models.deletion.CASCADE, related_name='+', to='accounts.tenant')),
             ],
             options={
-                "verbose_name": "fetch feedback",
-                "verbose_name_plural": "fetch feedback",
-                "ordering": ["-last_fetched_at"],
-                "constraints": [
-                    models.UniqueConstraint(
-                        condition=models.Q(("tenant__isnull", False)),
-                        fields=("query_key", "package_id", "tenant"),
-                        name="unique_fetch_feedback_per_tenant",
-                    ),
-                    models.UniqueConstraint(
-                        condition=models.Q(("tenant__isnull", True)),
-                        fields=("query_key", "package_id"),
-                        name="unique_fetch_feedback_global",
-                    ),
-                ],
+                'verbose_name': 'fetch feedback',
+                'verbose_name_plural': 'fetch feedback',
+                'ordering': ['-last_fetched_at'],
+                'constraints': [models.UniqueConstraint(condition=models.Q(('tenant__isnull', False)), fields=('query_key', 'package_id', 'tenant'), name='unique_fetch_feedback_per_tenant'), models.UniqueConstraint(condition=models.Q(('tenant__isnull', True)), fields=('query_key', 'package_id'), name='unique_fetch_feedback_global')],
             },
         ),
     ]

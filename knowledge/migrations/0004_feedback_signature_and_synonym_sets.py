@@ -4,35 +4,29 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("knowledge", "0003_fetch_feedback"),
+        ('knowledge', '0003_fetch_feedback'),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="SynonymSet",
+            name='SynonymSet',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "name",
-                    models.CharField(help_text="What the set is about (for curators).", max_length=100, unique=True),
-                ),
-                ("terms", models.JSONField(default=list, help_text="Two or more words or short phrases.")),
-                ("is_active", models.BooleanField(default=True)),
-                ("updated_at", models.DateTimeField(auto_now=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('name', models.CharField(help_text='What the set is about (for curators).', max_length=100, unique=True)),
+                ('terms', models.JSONField(default=list, help_text='Two or more words or short phrases.')),
+                ('is_active', models.BooleanField(default=True)),
+                ('updated_at', models.DateTimeField(auto_now=True)),
             ],
             options={
-                "verbose_name": "synonym set",
-                "ordering": ["name"],
+                'verbose_name': 'synonym set',
+                'ordering': ['name'],
             },
         ),
         migrations.AddField(
-            model_name="fetchfeedback",
-            name="signature",
-            field=models.JSONField(
-                blank=True,
-                default=list,
-                help_text="The router's best entries for the question before feedback: another wording with the same best entries is the same need.",
-            ),
+            model_name='fetchfeedback',
+            name='signature',
+            field=models.JSONField(blank=True, default=list, help_text="The router's best entries for the question before feedback: another wording with the same best entries is the same need."),
         ),
     ]

@@ -6,62 +6,28 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("knowledge", "0004_feedback_signature_and_synonym_sets"),
+        ('knowledge', '0004_feedback_signature_and_synonym_sets'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="RevisionSearchTerms",
+            name='RevisionSearchTerms',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                (
-                    "status",
-                    models.CharField(
-                        choices=[
-                            ("proposed", "Proposed (waiting for a curator)"),
-                            ("accepted", "Accepted"),
-                            ("failed", "The model gave no usable answer"),
-                        ],
-                        default="proposed",
-                        max_length=16,
-                    ),
-                ),
-                (
-                    "proposed",
-                    models.JSONField(
-                        blank=True, default=dict, help_text='What the model proposed: {"en": [...], "es": [...]}'
-                    ),
-                ),
-                (
-                    "accepted",
-                    models.JSONField(blank=True, default=list, help_text="The terms indexed with the revision."),
-                ),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "reviewed_by",
-                    models.ForeignKey(
-                        blank=True,
-                        null=True,
-                        on_delete=django.db.models.deletion.SET_NULL,
-                        related_name="+",
-                        to=settings.AUTH_USER_MODEL,
-                    ),
-                ),
-                (
-                    "revision",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="search_terms",
-                        to="knowledge.packagerevision",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('status', models.CharField(choices=[('proposed', 'Proposed (waiting for a curator)'), ('accepted', 'Accepted'), ('failed', 'The model gave no usable answer')], default='proposed', max_length=16)),
+                ('proposed', models.JSONField(blank=True, default=dict, help_text='What the model proposed: {"en": [...], "es": [...]}')),
+                ('accepted', models.JSONField(blank=True, default=list, help_text='The terms indexed with the revision.')),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('reviewed_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
+                ('revision', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='search_terms', to='knowledge.packagerevision')),
             ],
             options={
-                "verbose_name": "search terms",
-                "verbose_name_plural": "search terms",
-                "ordering": ["-updated_at"],
+                'verbose_name': 'search terms',
+                'verbose_name_plural': 'search terms',
+                'ordering': ['-updated_at'],
             },
         ),
     ]

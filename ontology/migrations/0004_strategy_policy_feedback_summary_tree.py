@@ -6,143 +6,92 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
+
     dependencies = [
-        ("accounts", "0001_initial"),
-        ("ontology", "0003_admin_roles_groups"),
+        ('accounts', '0001_initial'),
+        ('ontology', '0003_admin_roles_groups'),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name="SummaryTree",
+            name='SummaryTree',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("version", models.PositiveIntegerField(unique=True)),
-                ("corpus_key", models.CharField(max_length=200)),
-                (
-                    "provider",
-                    models.CharField(help_text="who wrote the summaries (offline = extractive)", max_length=32),
-                ),
-                ("nodes_count", models.PositiveIntegerField(default=0)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('version', models.PositiveIntegerField(unique=True)),
+                ('corpus_key', models.CharField(max_length=200)),
+                ('provider', models.CharField(help_text='who wrote the summaries (offline = extractive)', max_length=32)),
+                ('nodes_count', models.PositiveIntegerField(default=0)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
             ],
             options={
-                "ordering": ["-version"],
+                'ordering': ['-version'],
             },
         ),
         migrations.AddField(
-            model_name="ontologyroute",
-            name="evidence_shares",
-            field=models.JSONField(
-                blank=True,
-                default=dict,
-                help_text="share of the delivered chunks each strategy brought (credits feedback)",
-            ),
+            model_name='ontologyroute',
+            name='evidence_shares',
+            field=models.JSONField(blank=True, default=dict, help_text='share of the delivered chunks each strategy brought (credits feedback)'),
         ),
         migrations.AddField(
-            model_name="ontologyroute",
-            name="policy_version",
-            field=models.PositiveIntegerField(
-                blank=True, help_text="strategy policy version that weighed this route (None: deterministic)", null=True
-            ),
+            model_name='ontologyroute',
+            name='policy_version',
+            field=models.PositiveIntegerField(blank=True, help_text='strategy policy version that weighed this route (None: deterministic)', null=True),
         ),
         migrations.AddField(
-            model_name="ontologyroute",
-            name="runner_up",
-            field=models.CharField(blank=True, default="", max_length=32),
+            model_name='ontologyroute',
+            name='runner_up',
+            field=models.CharField(blank=True, default='', max_length=32),
         ),
         migrations.CreateModel(
-            name="StrategyPolicy",
+            name='StrategyPolicy',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("version", models.PositiveIntegerField(default=1)),
-                ("state", models.JSONField(blank=True, default=dict)),
-                (
-                    "frozen",
-                    models.BooleanField(
-                        default=False, help_text="feedback is still recorded but no longer moves the policy"
-                    ),
-                ),
-                (
-                    "max_shift",
-                    models.FloatField(
-                        default=0.15,
-                        help_text="curator bound: a strategy's weight stays within ± this of its deterministic weight",
-                    ),
-                ),
-                (
-                    "prior_strength",
-                    models.FloatField(
-                        default=20.0,
-                        help_text="pseudo-ratings the deterministic weights count for (higher: slower learning)",
-                    ),
-                ),
-                ("updated_at", models.DateTimeField(auto_now=True)),
-                (
-                    "tenant",
-                    models.OneToOneField(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="strategy_policy",
-                        to="accounts.tenant",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('version', models.PositiveIntegerField(default=1)),
+                ('state', models.JSONField(blank=True, default=dict)),
+                ('frozen', models.BooleanField(default=False, help_text='feedback is still recorded but no longer moves the policy')),
+                ('max_shift', models.FloatField(default=0.15, help_text="curator bound: a strategy's weight stays within ± this of its deterministic weight")),
+                ('prior_strength', models.FloatField(default=20.0, help_text='pseudo-ratings the deterministic weights count for (higher: slower learning)')),
+                ('updated_at', models.DateTimeField(auto_now=True)),
+                ('tenant', models.OneToOneField(on_delete=django.db.models.deletion.CASCADE, related_name='strategy_policy', to='accounts.tenant')),
             ],
             options={
-                "verbose_name_plural": "strategy policies",
+                'verbose_name_plural': 'strategy policies',
             },
         ),
         migrations.CreateModel(
-            name="StrategyPolicyRevision",
+            name='StrategyPolicyRevision',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("version", models.PositiveIntegerField()),
-                ("state", models.JSONField(default=dict)),
-                ("frozen", models.BooleanField(default=False)),
-                ("max_shift", models.FloatField()),
-                ("prior_strength", models.FloatField()),
-                ("note", models.CharField(blank=True, default="", max_length=200)),
-                ("created_at", models.DateTimeField(auto_now_add=True)),
-                (
-                    "author",
-                    models.ForeignKey(
-                        blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL
-                    ),
-                ),
-                (
-                    "policy",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE,
-                        related_name="revisions",
-                        to="ontology.strategypolicy",
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('version', models.PositiveIntegerField()),
+                ('state', models.JSONField(default=dict)),
+                ('frozen', models.BooleanField(default=False)),
+                ('max_shift', models.FloatField()),
+                ('prior_strength', models.FloatField()),
+                ('note', models.CharField(blank=True, default='', max_length=200)),
+                ('created_at', models.DateTimeField(auto_now_add=True)),
+                ('author', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, to=settings.AUTH_USER_MODEL)),
+                ('policy', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='revisions', to='ontology.strategypolicy')),
             ],
             options={
-                "ordering": ["-version"],
-                "constraints": [
-                    models.UniqueConstraint(fields=("policy", "version"), name="uniq_policy_revision_version")
-                ],
+                'ordering': ['-version'],
+                'constraints': [models.UniqueConstraint(fields=('policy', 'version'), name='uniq_policy_revision_version')],
             },
         ),
         migrations.CreateModel(
-            name="SummaryNode",
+            name='SummaryNode',
             fields=[
-                ("id", models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name="ID")),
-                ("path", models.CharField(max_length=200)),
-                ("level", models.PositiveSmallIntegerField()),
-                ("parent", models.CharField(blank=True, default="", max_length=200)),
-                ("text", models.TextField()),
-                ("chunk_ids", models.JSONField(default=list)),
-                (
-                    "tree",
-                    models.ForeignKey(
-                        on_delete=django.db.models.deletion.CASCADE, related_name="nodes", to="ontology.summarytree"
-                    ),
-                ),
+                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
+                ('path', models.CharField(max_length=200)),
+                ('level', models.PositiveSmallIntegerField()),
+                ('parent', models.CharField(blank=True, default='', max_length=200)),
+                ('text', models.TextField()),
+                ('chunk_ids', models.JSONField(default=list)),
+                ('tree', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='nodes', to='ontology.summarytree')),
             ],
             options={
-                "ordering": ["level", "path"],
-                "constraints": [models.UniqueConstraint(fields=("tree", "path"), name="uniq_summary_node_path")],
+                'ordering': ['level', 'path'],
+                'constraints': [models.UniqueConstraint(fields=('tree', 'path'), name='uniq_summary_node_path')],
             },
         ),
     ]
