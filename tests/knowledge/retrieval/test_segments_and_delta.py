@@ -27,7 +27,7 @@ from knowledge.retrieval.segments import (
     segment_write,
     segments_collect,
 )
-from tests.knowledge.router.route_snapshot import SNAPSHOT, collect
+from tests.knowledge.router.route_snapshot import SNAPSHOT, collect, compact
 
 ROOT = Path(__file__).resolve().parents[3]
 
@@ -98,7 +98,7 @@ def test_an_index_over_a_memory_mapped_segment_delivers_the_recorded_results(tmp
         )
 
     recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
-    assert json.loads(json.dumps(collect(from_segment), ensure_ascii=False)) == recorded
+    assert compact(collect(from_segment)) == recorded
 
 
 def test_base_plus_delta_routes_every_labeled_question_like_a_fresh_build(paths):

@@ -2,9 +2,12 @@
 
 The speed work must not change a single delivered result: this module routes
 every question of the labeled sets (knowledge/evaluation/queries*.json and the
-catalogs' dev and test files) and records, per question, the delivered ids in
+catalogs' dev and test files) and computes, per question, the delivered ids in
 order per shape, each entry's `why`, score and body digest, and the part
-rankings. Test questions are only routed and compared here, never read for
+rankings. The file keeps that compactly (`compact`): the ids delivered in full
+and listed, readable in a failure, and a SHA-256 of the whole outcome, so a
+difference in any score, reason or ranking still fails while the file stays
+small. Test questions are only routed and compared here, never read for
 tuning. Regenerate (only when a change is *meant* to alter results) with:
 
     .venv/bin/python -m tests.knowledge.router.route_snapshot
@@ -60,6 +63,28 @@ def outcome(result) -> dict[str, Any]:
     }
 
 
+def outcome_digest(row: dict[str, Any]) -> str:
+    """SHA-256 of one question's whole outcome (canonical JSON)."""
+    canonical = json.dumps(row, ensure_ascii=False, sort_keys=True, separators=(",", ":"))
+    return hashlib.sha256(canonical.encode()).hexdigest()
+
+
+def compact(collected: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[str, Any]]]:
+    """What the snapshot file holds: per question the ids in full and listed, and the outcome's digest."""
+    return {
+        name: [
+            {
+                "query": row["query"],
+                "full": [d["id"] for d in row["full"]],
+                "listed": [d["id"] for d in row["listed"]],
+                "digest": outcome_digest(json.loads(json.dumps(row, ensure_ascii=False))),
+            }
+            for row in rows
+        ]
+        for name, rows in collected.items()
+    }
+
+
 def collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
     """Every labeled question's delivered result, per set (``build_index(folder)`` makes a catalog's index)."""
     from knowledge.offline_catalog import folder_index
@@ -98,5 +123,5 @@ if __name__ == "__main__":
 
     django.setup()
     SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
-    SNAPSHOT.write_text(json.dumps(collect(), ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    SNAPSHOT.write_text(json.dumps(compact(collect()), ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
     print(f"wrote {SNAPSHOT}")

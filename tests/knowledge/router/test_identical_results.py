@@ -11,7 +11,7 @@ import pytest
 
 from knowledge.retrieval import bm25, signals
 
-from .route_snapshot import SNAPSHOT, collect, question_sets
+from .route_snapshot import SNAPSHOT, collect, compact, question_sets
 
 
 def test_the_snapshot_covers_every_labeled_set():
@@ -30,11 +30,20 @@ def test_every_labeled_question_is_delivered_exactly_as_recorded(paths, monkeypa
         monkeypatch.setattr(bm25, "_SMALL_CORPUS", 0)
         monkeypatch.setattr(signals, "_SMALL_KEYWORD_HITS", 0)
     recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
-    now = json.loads(json.dumps(collect(), ensure_ascii=False))
+    now = compact(collect())
     for name, rows in recorded.items():
         assert len(now[name]) == len(rows), name
         for before, after in zip(rows, now[name]):
             assert after == before, f"{name}: {before['query']!r} is delivered differently"
+
+
+def test_the_digest_sees_a_change_the_ids_do_not_show():
+    # The file keeps ids and a digest of the whole outcome: a score, reason or ranking that moves
+    # without changing which ids are delivered must still fail the comparison.
+    row = {"query": "q", "full": [{"id": "A", "score": 0.5, "why": []}], "listed": [], "part_rankings": [["A"]]}
+    moved = {**row, "full": [{"id": "A", "score": 0.25, "why": []}]}
+    assert compact({"s": [row]})["s"][0]["full"] == compact({"s": [moved]})["s"][0]["full"]
+    assert compact({"s": [row]}) != compact({"s": [moved]})
 
 
 def test_a_route_result_survives_the_cache_pickle():
