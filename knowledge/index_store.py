@@ -94,6 +94,16 @@ def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, forc
     directory = index_dir()
     if directory is None:
         return RouterIndex(catalog.entries, config=config, version=catalog.version)
+    try:
+        return _segment_index_build(catalog, config, fingerprint, directory, force=force)
+    except (OSError, SegmentError) as exc:
+        # The shared directory is an optimisation: a full disk, a read-only var/ or a segment that
+        # cannot be written or read back must not take routing down. This process builds in memory.
+        logger.warning("router_segment_unavailable version=%s error=%s", catalog.version, type(exc).__name__)
+        return RouterIndex(catalog.entries, config=config, version=catalog.version)
+
+
+def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, directory: Path, *, force: bool):
     digest = entries_digest(catalog.entries)
     key = catalog_segment_key(digest, config, fingerprint)
     if not force:
@@ -107,7 +117,8 @@ def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, forc
                 return index
         started = time.perf_counter()
         index = RouterIndex(catalog.entries, config=config, version=catalog.version, content_digest=digest)
-        if force and segment_exists(directory, key):
+        if segment_exists(directory, key):
+            # Forced, or present but unreadable (an older format, a truncated file): written anew.
             shutil.rmtree(segment_path(directory, key), ignore_errors=True)
         segment_write(directory, key, index.bm25, info={"catalog_version": catalog.version, "entries": len(index)})
         index.bm25 = segment_open(directory, key)  # the private arrays go; the shared pages serve

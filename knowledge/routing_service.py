@@ -147,6 +147,9 @@ class RouterIndexHolder:
         self._generation = 0
         self._build_lock = threading.Lock()
         self._background: threading.Thread | None = None
+        # Checking "is a background build running?" and starting one is one step: request threads
+        # reach it concurrently (a delta's compaction), and only one build may start.
+        self._background_lock = threading.Lock()
         self.builds = 0
         self.deltas = 0
 
@@ -202,24 +205,29 @@ class RouterIndexHolder:
         """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted."""
         if not getattr(settings, "KNOWLEDGE_INDEX_BACKGROUND", False):
             return False
-        if self._background_running():
-            return True  # one at a time: the next question after it finishes catches up
-
-        def build() -> None:
-            try:
-                index = self._build(catalog, config)
-            except Exception:  # a boundary: the current index keeps serving; logged without content
-                logger.exception("router_index_background_build_failed version=%s", catalog.version)
-                return
-            with self._build_lock:
-                current = self._index
-                # Not over a newer catalog's delta: that one's own compaction follows.
-                if current is None or current.version < catalog.version or current.source is catalog:
-                    self._index, self._fingerprint, self._generation = index, fingerprint, generation
-
-        self._background = threading.Thread(target=build, name="router-index-build", daemon=True)
-        self._background.start()
+        with self._background_lock:
+            if self._background_running():
+                return True  # one at a time: the next question after it finishes catches up
+            self._background = threading.Thread(
+                target=self._background_build,
+                args=(catalog, config, fingerprint, generation),
+                name="router-index-build",
+                daemon=True,
+            )
+            self._background.start()
         return True
+
+    def _background_build(self, catalog, config, fingerprint: str, generation: int) -> None:
+        try:
+            index = self._build(catalog, config)
+        except Exception:  # a boundary: the current index keeps serving; logged without content
+            logger.exception("router_index_background_build_failed version=%s", catalog.version)
+            return
+        with self._build_lock:
+            current = self._index
+            # Not over a newer catalog's delta: that one's own compaction follows.
+            if current is None or current.version < catalog.version or current.source is catalog:
+                self._index, self._fingerprint, self._generation = index, fingerprint, generation
 
     def _background_running(self) -> bool:
         return self._background is not None and self._background.is_alive()

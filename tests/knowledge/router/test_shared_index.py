@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import threading
+import time
 from io import StringIO
 from pathlib import Path
 
@@ -228,3 +229,53 @@ def test_a_delta_carries_the_edited_catalogs_entry_vectors(catalog, settings, dj
     fresh = RouterIndex(catalog_now.entries, config=merged.config, dense=index_store.catalog_dense(catalog_now))
     for question in ("Se eu pagar a mais, em quantos dias sai o resultado?", "How fast can I get my results?"):
         assert _ranked(merged, question) == _ranked(fresh, question)
+
+
+def test_an_unreadable_segment_is_written_anew(catalog, shared):
+    first, _ = RouterIndexHolder().get()
+    (segment,) = _segments(shared)
+    meta = shared / segment / "meta.json"
+    meta.write_text(json.dumps({**json.loads(meta.read_text()), "format": 0}))  # an older format under the key
+    second, _ = RouterIndexHolder().get()
+    assert isinstance(second.bm25._postings.data, np.memmap)
+    assert json.loads(meta.read_text())["format"] != 0
+    assert _ranked(second) == _ranked(first)
+
+
+def test_an_unusable_index_directory_falls_back_to_an_index_in_memory(catalog, settings, tmp_path):
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a directory")
+    settings.KNOWLEDGE_INDEX_DIR = blocker / "index"
+    index, _ = RouterIndexHolder().get()
+    assert not isinstance(index.bm25._postings.data, np.memmap)
+    assert [d.id for d in index.route("Qual o prazo do Sanger?").full]
+
+
+def test_concurrent_questions_start_one_background_build(settings, monkeypatch):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    holder = RouterIndexHolder()
+    builds = []
+    release = threading.Event()
+    monkeypatch.setattr(holder, "_build", lambda catalog, config: builds.append(1) or release.wait(10))
+    check = holder._background_running
+
+    def slow_check():  # widen the window between "is one running?" and starting one
+        running = check()
+        time.sleep(0.05)
+        return running
+
+    monkeypatch.setattr(holder, "_background_running", slow_check)
+    barrier = threading.Barrier(8)
+
+    def ask():
+        barrier.wait()
+        holder._start_background(object(), None, "f", 0)
+
+    threads = [threading.Thread(target=ask) for _ in range(8)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    release.set()
+    holder.wait_background(10)
+    assert builds == [1]
