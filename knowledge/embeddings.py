@@ -52,7 +52,10 @@ def embedding_request(revision: PackageRevision) -> None:
         return
     from knowledge.tasks import embed_revision
 
-    transaction.on_commit(lambda: embed_revision.delay(revision.pk))
+    # robust: the revision is committed whatever happens here; a broker outage, or a failure of the
+    # embedding itself when tasks run eagerly, is logged and left to `embed_packages` (the router
+    # simply lacks this package's dense signal until then) instead of failing the saved request.
+    transaction.on_commit(lambda: embed_revision.delay(revision.pk), robust=True)
 
 
 def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
@@ -155,11 +158,9 @@ def embedding_backfill(*, batch: int = BACKFILL_BATCH) -> dict[str, int]:
 def catalog_vectors(packages: list[Package]) -> dict[str, bytes]:
     """package_id → stored vector of its current revision (this model's only)."""
     by_pk = {p.pk: p for p in packages}
-    rows = RevisionEmbedding.objects.filter(revision__package__in=packages, model_id=embeddings.MODEL_ID).values_list(
-        "revision__package_id", "revision__number", "vector"
-    )
-    return {
-        by_pk[package_pk].package_id: bytes(vector)
-        for package_pk, number, vector in rows
-        if by_pk[package_pk].revision_number == number
-    }
+    rows = RevisionEmbedding.objects.filter(
+        revision__package__in=packages,
+        revision__number=F("revision__package__revision_number"),  # current revisions only, not the history
+        model_id=embeddings.MODEL_ID,
+    ).values_list("revision__package_id", "vector")
+    return {by_pk[package_pk].package_id: bytes(vector) for package_pk, vector in rows}

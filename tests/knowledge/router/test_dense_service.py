@@ -102,3 +102,21 @@ def test_close_question_vectors_do_not_carry_feedback_to_another_need(catalog, d
     _record(django_capture_on_commit_callbacks, query="Quanto custa o Sanger?", package_id="SAMPLE_INSTRUCTIONS")
     assert FetchFeedback.objects.filter(question_vector__isnull=False).exists()
     assert "SAMPLE_INSTRUCTIONS" not in route_context(message="Qual o prazo do Sanger?").full_ids
+
+
+def test_a_save_stays_saved_when_its_embedding_cannot_be_queued(
+    catalog, make_package, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    # The broker is down (or the eager task fails): the committed revision must not turn into an error.
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    from knowledge import tasks
+
+    def broker_down(*args, **kwargs):
+        raise ConnectionError("broker unreachable")
+
+    monkeypatch.setattr(tasks.embed_revision, "delay", broker_down)
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("BROKER_DOWN", title="Pacote salvo", body="Texto do pacote salvo.")
+    assert package.pk and not RevisionEmbedding.objects.filter(revision__package=package).exists()
+    call_command("embed_packages")  # the backfill catches up
+    assert RevisionEmbedding.objects.filter(revision__package=package).exists()
