@@ -176,13 +176,17 @@ def segments_collect(directory: Path, *, keep: int = 2, protect: tuple[str, ...]
         with segment_lock(directory, path.name, blocking=False) as held:
             if not held:
                 continue
+            # The lock file stays: unlinking it while another process waits on it would let that
+            # process and a newcomer (who creates a fresh file) both "hold" the key's lock.
             shutil.rmtree(path, ignore_errors=True)
-            with contextlib.suppress(OSError):
-                (directory / f"{path.name}.lock").unlink()
         removed.append(path.name)
     cutoff = time.time() - 3600
     for path in directory.glob(".tmp-*"):
         with contextlib.suppress(OSError):
             if path.stat().st_mtime < cutoff:
                 shutil.rmtree(path, ignore_errors=True)
+    for lock in directory.glob("*.lock"):  # an hour-old lock of a segment long gone: nobody waits on it
+        with contextlib.suppress(OSError):
+            if not (directory / lock.stem).exists() and lock.stat().st_mtime < cutoff:
+                lock.unlink()
     return removed

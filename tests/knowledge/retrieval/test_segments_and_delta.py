@@ -205,6 +205,11 @@ def test_the_build_lock_is_exclusive_and_old_segments_are_collected(tmp_path):
     assert segment_exists(tmp_path, "old1") and segment_exists(tmp_path, "recent") and segment_exists(tmp_path, "busy")
     assert segments_collect(tmp_path, keep=2, protect=("old1",)) == []
     assert segments_collect(tmp_path, keep=1) == ["recent", "old1"]
+    # A collected segment's lock file stays (a process may be waiting on it) until it is an hour old.
+    assert (tmp_path / "old2.lock").exists()
+    os.utime(tmp_path / "old2.lock", (1000, 1000))
+    segments_collect(tmp_path, keep=1)
+    assert not (tmp_path / "old2.lock").exists() and (tmp_path / "busy.lock").exists()
 
 
 _CHILD = r"""
