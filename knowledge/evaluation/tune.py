@@ -42,6 +42,8 @@ TUNING_INPUTS = {
     "hr": (CATALOGS / "hr" / "packages", CATALOGS / "hr" / "questions.dev.json"),
     "hospital": (CATALOGS / "hospital" / "packages", CATALOGS / "hospital" / "questions.dev.json"),
     "university": (CATALOGS / "university" / "packages", CATALOGS / "university" / "questions.dev.json"),
+    "logistics": (CATALOGS / "logistics" / "packages", CATALOGS / "logistics" / "questions.dev.json"),
+    "cityhall": (CATALOGS / "cityhall" / "packages", CATALOGS / "cityhall" / "questions.dev.json"),
 }
 
 

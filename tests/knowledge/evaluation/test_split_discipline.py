@@ -9,8 +9,8 @@ import pytest
 
 from knowledge.evaluation.tune import CATALOGS, ROOT, TUNING_INPUTS, tuning_questions
 
-NAMES = ("sample", "saas", "hr", "hospital", "university")
-HELD_OUT = ("saas", "hr", "hospital", "university")
+NAMES = ("sample", "saas", "hr", "hospital", "university", "logistics", "cityhall")
+HELD_OUT = ("saas", "hr", "hospital", "university", "logistics", "cityhall")
 
 
 def _norm(text: str) -> str:
