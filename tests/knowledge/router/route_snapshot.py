@@ -8,21 +8,88 @@ rankings. The file keeps that compactly (`compact`): the ids delivered in full
 and listed, readable in a failure, and a SHA-256 of the whole outcome, so a
 difference in any score, reason or ranking still fails while the file stays
 small. Test questions are only routed and compared here, never read for
-tuning. Regenerate (only when a change is *meant* to alter results) with:
+tuning.
+
+The sentence-embedding engine's float results differ slightly between CPUs
+(its SIMD kernels: cosines move in the fourth decimal, enough to swap two
+close candidates), so the snapshot is recorded and compared with a
+deterministic stand-in (``deterministic_embeddings``: hashed character
+trigrams, float64, no engine): it exercises every dense code path and gives
+the same vectors on every machine. What the real model buys is measured by
+``evaluate_retrieval`` and the dev-figure tests, not here.
+
+Regenerate (only when a change is *meant* to alter results) with:
 
     .venv/bin/python -m tests.knowledge.router.route_snapshot
 """
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import json
+import zlib
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
+
+import numpy as np
 
 ROOT = Path(__file__).resolve().parents[3]
 SNAPSHOT = Path(__file__).resolve().parent / "data" / "route_snapshot.json"
 EVALUATION = ROOT / "knowledge" / "evaluation"
+
+
+STAND_IN_MODEL = "trigram-hash-stand-in"
+
+
+def stand_in_vector(text: str, kind: str) -> np.ndarray:
+    """A unit vector from the folded text's hashed character trigrams (deterministic on any CPU)."""
+    from common.text import embeddings
+    from common.text.folding import fold_lower
+
+    vector = np.zeros(embeddings.DIM, dtype=np.float64)
+    for word in fold_lower(text).split():
+        padded = f" {word} "
+        for i in range(len(padded) - 2):
+            h = zlib.crc32(padded[i : i + 3].encode())
+            vector[h % embeddings.DIM] += 1.0 if (h >> 16) & 1 else -1.0
+    vector[zlib.crc32(kind.encode()) % embeddings.DIM] += 0.5  # queries and passages differ, as e5's prefixes
+    norm = float(np.sqrt((vector * vector).sum()))
+    return (vector / norm if norm else vector).astype(np.float32)
+
+
+class _StandInModel:
+    def query(self, texts):
+        return [stand_in_vector(t, "query") for t in texts]
+
+    def passage(self, texts):
+        return [stand_in_vector(t, "passage") for t in texts]
+
+
+@contextlib.contextmanager
+def deterministic_embeddings() -> Iterator[None]:
+    """Route with the stand-in model instead of the engine (and no on-disk vector cache)."""
+    import os
+
+    from common.text import embeddings
+    from knowledge import offline_catalog
+
+    saved = (dict(embeddings._state), offline_catalog.embedding_cache, os.environ.get("CONTEXTO_EMBEDDINGS"))
+    embeddings.clear_cache()
+    embeddings._state.update(model=_StandInModel(), failed=False)
+    offline_catalog.embedding_cache = lambda: None
+    os.environ["CONTEXTO_EMBEDDINGS"] = "on"
+    try:
+        yield
+    finally:
+        embeddings.clear_cache()
+        embeddings._state.update(saved[0])
+        offline_catalog.embedding_cache = saved[1]
+        if saved[2] is None:
+            os.environ.pop("CONTEXTO_EMBEDDINGS", None)
+        else:
+            os.environ["CONTEXTO_EMBEDDINGS"] = saved[2]
 
 
 def question_sets() -> list[tuple[str, Path, Path]]:
@@ -86,7 +153,13 @@ def compact(collected: dict[str, list[dict[str, Any]]]) -> dict[str, list[dict[s
 
 
 def collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
-    """Every labeled question's delivered result, per set (``build_index(folder)`` makes a catalog's index)."""
+    """Every labeled question's delivered result, per set (``build_index(folder)`` makes a catalog's index),
+    with the deterministic stand-in for the embedding engine."""
+    with deterministic_embeddings():
+        return _collect(build_index)
+
+
+def _collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
     from knowledge.offline_catalog import folder_index
     from knowledge.routing_service import SemanticContext, router_config
 

@@ -62,3 +62,23 @@ def test_a_route_result_survives_the_cache_pickle():
     assert again.as_dict() == result.as_dict() and again.full[0].why == result.full[0].why
     # Results pickled by the code before slots live under the old prefix and are never read back.
     assert ROUTE_CACHE_PREFIX != "knowledge:route:"
+
+
+def test_the_snapshot_is_recorded_with_a_stand_in_that_is_the_same_on_every_cpu():
+    # The engine's cosines differ in the fourth decimal between CPUs (enough to swap close
+    # candidates), so routes are compared with hashed-trigram vectors; the engine is restored after.
+    import numpy as np
+
+    from common.text import embeddings
+
+    from .route_snapshot import deterministic_embeddings, stand_in_vector
+
+    before = dict(embeddings._state)
+    with deterministic_embeddings():
+        got = embeddings.embed_query("Qual o prazo do Sanger?")
+        assert np.array_equal(got, stand_in_vector("Qual o prazo do Sanger?", "query"))
+        assert embeddings.embed_passages(["prazo"])[0] @ got != 0.0
+    assert embeddings._state == before
+    # near wordings are closer than unrelated ones, so the dense code paths see real rankings
+    a, b, c = (stand_in_vector(t, "query") for t in ("prazo do sanger", "prazos sanger", "estacionamento"))
+    assert a @ b > a @ c
