@@ -140,6 +140,11 @@ GRIDS = {
         "dense_veto_lift": [9.0, 0.02, 0.025, 0.03],
         "dense_veto_rank": [3, 5, 8],
     },
+    # A multi-part message's parts: full body for a part's best when words and meaning agree.
+    "multipart": {
+        "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],
+        "multipart_lexical_rank": [0, 3],
+    },
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}

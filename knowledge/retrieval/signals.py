@@ -75,6 +75,8 @@ class PartOutcome:
     features: dict[int, np.ndarray] = field(default_factory=dict)
     # Entries fetch feedback promoted (the only signal that writes a "feedback" reason).
     promoted: frozenset[int] = frozenset()
+    # Full body when it is this part's best in a message of several parts (_multipart_candidate).
+    multipart_candidate: int | None = None
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -94,6 +96,8 @@ class _Signals:
     # Coverage of each BM25 hit kept (the dense gate reads the best one's).
     bm25_coverage: dict[int, float] = field(default_factory=dict)
     dense_sims: tuple[np.ndarray, float] | None = None
+    # The dense top entry's lift over the catalog's mean cosine (None: the part was not embedded).
+    dense_top_lift: float | None = None
 
     def note(self, i: int, signal: str, rank: int, detail: str | tuple) -> None:
         """A reason for entry ``i``; ``detail`` is text or ``(format, *args)`` (see ``note_as_dict``)."""
@@ -513,8 +517,33 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     for r, (i, sim) in enumerate(hits, 1):
         signals.note(i, "dense", r, f"similarity {sim:.3f} (catalog mean {mean:.3f})")
     top, sim = hits[0]
+    signals.dense_top_lift = sim - mean
     if sim - mean >= cfg.dense_full_lift and index.entries[top].kind != KIND_PROCEDURE:
         signals.eligible.add(top)
+
+
+def _multipart_candidate(index: RouterIndex, signals: _Signals) -> int | None:
+    """The entry words and meaning agree on (dense first with some lift, top 3 by BM25 or keywords).
+
+    Shaping gives it a full body when it is also its part's best and the message has several
+    parts (shaping.shape): a part of a longer message is short, so its coverage rarely reaches
+    the full threshold even when every signal points at one entry.
+    """
+    cfg = index.config
+    lift = signals.dense_top_lift
+    if lift is None or lift < cfg.multipart_full_lift:
+        return None
+    top = signals.rankings["dense"][0]
+    depth = cfg.multipart_lexical_rank
+    if index.entries[top].kind == KIND_PROCEDURE:
+        return None
+    if (
+        depth
+        and top not in signals.rankings.get("bm25", ())[:depth]
+        and top not in signals.rankings.get("keyword", ())[:depth]
+    ):
+        return None
+    return top
 
 
 # Signals whose full-body eligibility the dense meaning check never takes away.
@@ -653,4 +682,5 @@ def route_part(
         base_ranking,
         features,
         frozenset(signals.rankings.get("feedback", ())),
+        _multipart_candidate(index, signals),
     )
