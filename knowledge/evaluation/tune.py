@@ -1,6 +1,9 @@
 """Choose router settings by leave-one-catalog-out cross-validation over the DEV splits.
 
-    python -m knowledge.evaluation.tune [--grid NAME] [--json]
+    python -m knowledge.evaluation.tune [--grid NAME] [--json] [--rerank] [--extra NAME=DIR ...]
+
+``--extra`` adds a catalog outside the repository to the pool (its packages
+and its ``questions.dev.json``; never its test split).
 
 Reads only ``questions.dev.json`` of each catalog in ``TUNING_INPUTS`` (a test
 asserts no test-split question reaches any tuning input). For each held-out
