@@ -40,6 +40,8 @@ MODES = {
     "off": None,
     "always": "always",
     "gated": "bm25_strong",
+    # Shipped (issue 12): embed unless BM25's top is strong and holds >= 70 % of the question.
+    "covered": "covered",
 }
 
 

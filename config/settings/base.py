@@ -298,10 +298,11 @@ KNOWLEDGE_SEARCH_TERMS_ON_SAVE = env.bool("KNOWLEDGE_SEARCH_TERMS_ON_SAVE", defa
 # Each saved revision's passage vector for the router's dense signal (a Celery task on commit;
 # knowledge/embeddings.py). Off, vectors come only from `manage.py embed_packages`.
 KNOWLEDGE_EMBED_ON_SAVE = env.bool("KNOWLEDGE_EMBED_ON_SAVE", default=True)
-# When a question is embedded for the dense signal: "bm25_strong" (default) skips it when BM25's
-# best entry is already a strong match (~1/3 of real questions embed: route p50 stays put);
-# "always" embeds every question (a little better on the dev splits, +20 ms per route).
-KNOWLEDGE_DENSE_GATE = env.str("KNOWLEDGE_DENSE_GATE", default="bm25_strong")
+# When a question is embedded for the dense signal: "covered" (default) skips it when BM25's best
+# entry is a strong match holding >= 70 % of the question (the embedding then also checks that a
+# lexical full body means what the question means); "bm25_strong" skips it on any strong BM25
+# match; "always" embeds every question (+20 ms CPU per route). docs/retrieval.md, "Meaning check".
+KNOWLEDGE_DENSE_GATE = env.str("KNOWLEDGE_DENSE_GATE", default="covered")
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

@@ -1,6 +1,9 @@
 """Choose router settings by leave-one-catalog-out cross-validation over the DEV splits.
 
-    python -m knowledge.evaluation.tune [--grid NAME] [--json]
+    python -m knowledge.evaluation.tune [--grid NAME] [--json] [--rerank] [--extra NAME=DIR ...]
+
+``--extra`` adds a catalog outside the repository to the pool (its packages
+and its ``questions.dev.json``; never its test split).
 
 Reads only ``questions.dev.json`` of each catalog in ``TUNING_INPUTS`` (a test
 asserts no test-split question reaches any tuning input). For each held-out
@@ -68,6 +71,12 @@ def tuning_questions(name: str) -> list[dict]:
     return [row for row in load_queries(TUNING_INPUTS[name][1]) if normalized(row["query"]) not in held_out]
 
 
+def extra_catalog(folder: Path):
+    """A catalog outside the repository for the LOCO pool: its packages and its DEV split, nothing else."""
+    questions = folder / "questions.dev.json"
+    return load_package_folder(folder / "packages"), load_queries(questions)
+
+
 def context_of(row):
     ctx = row.get("context") or {}
     focus, parents, page = ctx.get("focus"), ctx.get("parentIds") or (), ctx.get("page")
@@ -92,8 +101,7 @@ def dense_of(name: str, entries, body_chars: int = PASSAGE_BODY_CHARS):
 
 def run(config: RouterConfig, name: str, entries=None, queries=None, body_chars: int = PASSAGE_BODY_CHARS):
     """``body_chars``: the passage recipe's body length (what entries are embedded as, not a router setting)."""
-    packages, questions = TUNING_INPUTS[name]
-    entries = entries if entries is not None else load_package_folder(packages)
+    entries = entries if entries is not None else load_package_folder(TUNING_INPUTS[name][0])
     queries = queries if queries is not None else tuning_questions(name)
     index = RouterIndex(entries, config=config, dense=dense_of(name, entries, body_chars))
 
@@ -130,6 +138,18 @@ GRIDS = {
         "dense_full_lift": [0.05, 0.06, 0.07, 9.0],
         "dense_gate": ["always", "bm25_strong"],
     },
+    # The dense gate and the meaning check of lexical full bodies (signals._dense_veto).
+    "gate": {
+        "dense_gate": ["bm25_strong", "always", "covered"],
+        "dense_gate_coverage": [0.6, 0.7, 0.8],
+        "dense_veto_lift": [9.0, 0.02, 0.025, 0.03],
+        "dense_veto_rank": [3, 5, 8],
+    },
+    # A multi-part message's parts: full body for a part's best when words and meaning agree.
+    "multipart": {
+        "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],
+        "multipart_lexical_rank": [0, 3],
+    },
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}
@@ -149,58 +169,160 @@ def candidates(grid: dict[str, list]):
         yield dict(zip(keys, values))
 
 
-def rerank_training_rows(config: RouterConfig, name: str, entries, queries):
-    """(features, label) of every part's candidates on a catalog's tuning questions."""
-    import numpy as np
+class Routed:
+    """A catalog's tuning questions routed once, part by part, re-ranker off, features collected.
 
-    from knowledge.retrieval.signals import route_part
-    from knowledge.retrieval.splitting import split_parts
+    Re-ranker candidates are then replayed on copies of these outcomes (re-rank, shape, judge):
+    the same result as routing with the candidate configured, without routing again.
+    """
 
-    index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
-    index.collect_features = True
-    xs, ys = [], []
-    for row in queries:
-        expected = set(row["expected"])
-        focus, parents, page = context_of(row)
-        for text in split_parts(row["query"]) or [row["query"]]:
-            outcome = route_part(index, text, focus=focus, parents=parents, page=page, feedback={})
-            for i, f in outcome.features.items():
-                xs.append(f)
-                ys.append(float(index.entries[i].package_id in expected))
-    return np.vstack(xs), np.asarray(ys)
+    def __init__(self, config: RouterConfig, name: str, entries, queries):
+        from knowledge.retrieval.signals import route_part
+        from knowledge.retrieval.splitting import split_parts
+
+        self.name, self.queries = name, queries
+        self.kinds = {e.package_id: e.kind for e in entries}
+        self.index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
+        self.index.collect_features = True
+        self.outcomes = []
+        for row in queries:
+            focus, parents, page = context_of(row)
+            message = row["query"]
+            texts = split_parts(message) or [message or ""]
+            if not (message or "").strip() and (focus or page):
+                texts = [""]
+            self.outcomes.append(
+                [route_part(self.index, t, focus=focus, parents=parents, page=page, feedback={}) for t in texts]
+            )
+
+    def training_rows(self):
+        """(features, label) of every part's candidates: label 1 when the candidate is expected."""
+        import numpy as np
+
+        xs, ys, starts = [], [], []
+        for row, parts in zip(self.queries, self.outcomes):
+            expected = set(row["expected"])
+            for o in parts:
+                if o.features:
+                    starts.append(len(xs))
+                for i, f in o.features.items():
+                    xs.append(f)
+                    ys.append(float(self.index.entries[i].package_id in expected))
+        return np.vstack(xs), np.asarray(ys), np.asarray(starts)
+
+    def report(self, weights=None, full_probability=1.1, veto=0.0, reorder=True, full_weights=None, first=1.1):
+        from knowledge.retrieval import rerank
+        from knowledge.retrieval.shaping import shape
+
+        results = {}
+        for row, parts in zip(self.queries, self.outcomes):
+            if weights is not None:
+                copies = []
+                for o in parts:
+                    o = replace(
+                        o, fused=dict(o.fused), eligible=set(o.eligible), why={i: list(n) for i, n in o.why.items()}
+                    )
+                    if o.fused:
+                        rerank.rerank_part(
+                            o.fused,
+                            o.eligible,
+                            o.why,
+                            o.features,
+                            weights,
+                            full_probability,
+                            self.index.entries,
+                            veto_probability=veto,
+                            reorder=reorder,
+                            full_weights=full_weights,
+                            first_probability=first,
+                        )
+                    copies.append(o)
+                parts = copies
+            results[id(row)] = shape(self.index, parts, budget_tokens=None, max_full=None)
+        return evaluate_report(self.queries, lambda row: results[id(row)], self.kinds)
 
 
-def rerank_loco(base: RouterConfig, data) -> dict:
-    import numpy as np
+# Which model orders a part's candidates (and its L2), chosen first with the hand-set full rules kept;
+# then when the pointwise model's probability makes the first candidate, or any, eligible for full,
+# and below which it vetoes the hand-set rules' eligibility (abstention).
+RERANK_ORDER = [("none", 0.0), ("pointwise", 1.0), ("pointwise", 10.0), ("listwise", 1.0), ("listwise", 10.0)]
+RERANK_FULL = {"first": (0.5, 0.6, 0.7, 0.8, 0.9, 1.1), "tau": (0.9, 1.1), "veto": (0.0, 0.1, 0.2, 0.3, 0.4)}
 
+
+def figures_of(report) -> dict:
+    k = report.by_kind()["all"]
+    par = report.parity()
+    return {
+        "objective": round(objective(report), 3),
+        "hit@1": k["hit@1"]["rate"],
+        "usable": k["usable"]["rate"],
+        "ood": k.get("ood_precision", {}).get("rate"),
+        "par_en": par.get("en", {}).get("ratio"),
+        "par_es": par.get("es", {}).get("ratio"),
+    }
+
+
+def rerank_models(x, y, starts) -> dict:
     from knowledge.retrieval import rerank
 
-    taus = [0.5, 0.6, 0.7, 0.8, 0.9, 1.1]
-    rows = {n: rerank_training_rows(base, n, e, q) for n, (e, q) in data.items()}
+    models = {"full": rerank.fit(x, y, l2=1.0)}
+    for kind, l2 in RERANK_ORDER:
+        if kind == "pointwise":
+            models[(kind, l2)] = rerank.fit(x, y, l2=l2)
+        elif kind == "listwise":
+            models[(kind, l2)] = rerank.fit_listwise(x, y, starts, l2=l2)
+    return models
+
+
+def rerank_choose(routed, train: list[str], models) -> dict:
+    """The ordering model, then the full-body thresholds, best summed objective over ``train``."""
+
+    def score(order, first=1.1, tau=1.1, veto=0.0):
+        weights = models.get(order)
+        if weights is None and (first < 1.1 or tau < 1.1 or veto > 0):
+            weights, reorder = models["full"], False
+        else:
+            reorder = weights is not None
+        args = {
+            "weights": weights,
+            "reorder": reorder,
+            "full_weights": models["full"],
+            "first": first,
+            "full_probability": tau,
+            "veto": veto,
+        }
+        return sum(objective(routed[n].report(**args)) for n in train), args
+
+    order = max(RERANK_ORDER, key=lambda o: score(o)[0] + 1e-9 * (o[0] == "none"))
+    best = None
+    for cand in candidates(RERANK_FULL):
+        total, args = score(order, **cand)
+        if best is None or total > best[0] + 1e-9:
+            best = (total, {"order": order, **cand}, args)
+    return {"choice": best[1], "args": best[2], "train_objective": round(best[0] / len(train), 3)}
+
+
+def rerank_loco(base: RouterConfig, data, routed=None) -> dict:
+    """Per held-out catalog: trained on the others' dev splits, model and thresholds chosen on them, scored on it."""
+    import numpy as np
+
+    routed = routed or {n: Routed(base, n, *data[n]) for n in data}
+    rows = {n: r.training_rows() for n, r in routed.items()}
     out = {}
     for held in [*data, "pooled"]:
         train = [n for n in data if n != held]
         x = np.vstack([rows[n][0] for n in train])
         y = np.concatenate([rows[n][1] for n in train])
-        weights = rerank.fit(x, y)
-        best_tau = max(
-            taus,
-            key=lambda t: sum(
-                objective(run(replace(base, rerank_weights=weights, rerank_full_probability=t), n, *data[n]))
-                for n in train
-            ),
-        )
-        entry = {"weights": [round(w, 4) for w in weights], "tau": best_tau}
+        offsets = np.cumsum([0] + [len(rows[n][0]) for n in train])
+        starts = np.concatenate([rows[n][2] + off for n, off in zip(train, offsets)])
+        models = rerank_models(x, y, starts)
+        chosen = rerank_choose(routed, train, models)
+        entry = {"choice": chosen["choice"], "train_objective": chosen["train_objective"]}
         if held != "pooled":
-            report = run(replace(base, rerank_weights=weights, rerank_full_probability=best_tau), held, *data[held])
-            entry["held_out_objective"] = round(objective(report), 3)
-            entry["without"] = round(objective(run(base, held, *data[held])), 3)
-            k = report.by_kind()["all"]
-            entry["figures"] = {
-                "hit@1": k["hit@1"]["rate"],
-                "usable": k["usable"]["rate"],
-                "ood": k.get("ood_precision", {}).get("rate"),
-            }
+            entry["held_out"] = figures_of(routed[held].report(**chosen["args"]))
+            entry["without"] = figures_of(routed[held].report())
+        else:
+            entry["models"] = {str(k): [round(w, 4) for w in v] for k, v in models.items()}
         out[held] = entry
     return out
 
@@ -262,9 +384,19 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--rerank", action="store_true", help="Train and measure the learned re-ranker (LOCO)")
     parser.add_argument("--feedback", action="store_true", help="Choose the feedback question-cosine floor (LOCO)")
+    parser.add_argument(
+        "--extra",
+        action="append",
+        default=[],
+        metavar="NAME=DIR",
+        help="Another catalog for the pool: DIR/packages and DIR/questions.dev.json (its dev split only)",
+    )
     args = parser.parse_args()
     base = replace(RouterConfig(), **json.loads(args.base))
     data = {n: (load_package_folder(p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}
+    for spec in args.extra:
+        name, _, folder = spec.partition("=")
+        data[name] = extra_catalog(Path(folder))
     if args.rerank:
         print(json.dumps(rerank_loco(base, data), indent=1))
         return
@@ -273,6 +405,8 @@ def main() -> None:
         return
     rows = []
     for cand in candidates(GRIDS[args.grid]):
+        if cand.get("dense_gate", "covered") != "covered" and cand.get("dense_gate_coverage", 0.7) != 0.7:
+            continue  # the coverage floor is read by the "covered" gate only
         settings = dict(cand)
         body_chars = settings.pop("body_chars", PASSAGE_BODY_CHARS)
         config = replace(base, **settings)

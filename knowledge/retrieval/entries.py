@@ -101,6 +101,10 @@ class RouterConfig:
     # at least ``rerank_full_probability`` makes it eligible for full.
     rerank_weights: tuple[float, ...] | None = None
     rerank_full_probability: float = 1.1
+    # Below this probability a candidate loses the hand-set rules' full eligibility (abstention).
+    rerank_veto_probability: float = 0.0
+    # Whether the model's order replaces the fused order among the part's best.
+    rerank_reorder: bool = True
     # Dense signal (knowledge/retrieval/dense.py): its weight is weights["dense"]; these shape it.
     # Entries ranked by cosine with the question: at most this many, each at least
     # ``dense_floor`` above the question's mean cosine over the catalog.
@@ -111,8 +115,22 @@ class RouterConfig:
     # about equally close to every entry). > 2: never.
     dense_full_lift: float = 0.06
     # When to embed the question: "always", or skip it when the lexical signals already found the
-    # answer ("agreement": keyword and BM25 top the same strong entry; "bm25_strong": BM25's top is strong).
-    dense_gate: str = "bm25_strong"
+    # answer ("agreement": keyword and BM25 top the same strong entry; "bm25_strong": BM25's top is
+    # strong; "covered": BM25's top is strong and holds at least ``dense_gate_coverage`` of the
+    # question's IDF). Chosen by leave-one-catalog-out (docs/retrieval.md, "Meaning check").
+    dense_gate: str = "covered"
+    dense_gate_coverage: float = 0.7
+    # Meaning check of lexical full bodies (signals._dense_veto), on every embedded part: an entry
+    # eligible through keywords or BM25 alone whose cosine with the question is outside the dense
+    # top ``dense_veto_rank`` and stands less than ``dense_veto_lift`` above the catalog's mean
+    # cosine is listed instead of given in full. > 2: off.
+    dense_veto_lift: float = 0.025
+    dense_veto_rank: int = 5
+    # In a message of several parts, a part's best entry gets a full body when it is also the
+    # part's dense top (lift >= this) and in the top ``multipart_lexical_rank`` by BM25 or
+    # keywords (0: not required; signals._multipart_candidate). > 2: off.
+    multipart_full_lift: float = 0.02
+    multipart_lexical_rank: int = 3
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2

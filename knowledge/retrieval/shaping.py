@@ -271,6 +271,20 @@ def _fill_full(
     return full_set, over_budget
 
 
+_MULTIPART_NOTE = ("multipart", 1, "its part's best by words and by meaning")
+
+
+def _multipart_full(outcomes: list[PartOutcome]) -> None:
+    """Each part's best entry, when words and meaning agree on it, may arrive in full (signals._multipart_candidate)."""
+    for o in outcomes:
+        c = o.multipart_candidate
+        if c is None or c in o.eligible or not o.fused:
+            continue
+        if c == max(o.fused, key=lambda i: (o.fused[i], -i)):
+            o.eligible.add(c)
+            o.why.setdefault(c, []).append(_MULTIPART_NOTE)
+
+
 def _strict_rules(index: RouterIndex) -> frozenset[int]:
     cached = getattr(index, "_strict_rule_set", None)
     if cached is None:
@@ -297,6 +311,8 @@ def shape(
     per_part_budget = cfg.budget_tokens if budget_tokens is None else budget_tokens
     per_part_max = cfg.max_full_per_part if max_full is None else max_full
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
+    if n_parts > 1:
+        _multipart_full(outcomes)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
 
     entries = index.entries

@@ -75,6 +75,8 @@ class PartOutcome:
     features: dict[int, np.ndarray] = field(default_factory=dict)
     # Entries fetch feedback promoted (the only signal that writes a "feedback" reason).
     promoted: frozenset[int] = frozenset()
+    # Full body when it is this part's best in a message of several parts (_multipart_candidate).
+    multipart_candidate: int | None = None
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -88,6 +90,14 @@ class _Signals:
     rankings: dict[str, list[int]] = field(default_factory=dict)
     why: dict[int, list[Note]] = field(default_factory=dict)
     eligible: set[int] = field(default_factory=set)
+    # Read by the re-ranker's features only: each BM25 hit's score relative to the part's best,
+    # and the question's cosine with every entry plus the catalog mean (None: not embedded).
+    bm25_relative: dict[int, float] = field(default_factory=dict)
+    # Coverage of each BM25 hit kept (the dense gate reads the best one's).
+    bm25_coverage: dict[int, float] = field(default_factory=dict)
+    dense_sims: tuple[np.ndarray, float] | None = None
+    # The dense top entry's lift over the catalog's mean cosine (None: the part was not embedded).
+    dense_top_lift: float | None = None
 
     def note(self, i: int, signal: str, rank: int, detail: str | tuple) -> None:
         """A reason for entry ``i``; ``detail`` is text or ``(format, *args)`` (see ``note_as_dict``)."""
@@ -449,6 +459,8 @@ def _bm25_signal(
             continue
         ranked.append(i)
         rel = (score - floor) / best if best > 0 else 0.0
+        signals.bm25_relative[i] = rel
+        signals.bm25_coverage[i] = cov
         strong = cov >= full_coverage and rel >= full_relative
         note(i, "bm25", len(ranked), (_bm25_detail, score, cov, matched, j, strong))
         if strong:
@@ -466,11 +478,24 @@ def _lexically_answered(index: RouterIndex, signals: _Signals) -> bool:
     top_bm25 = signals.rankings.get("bm25", [None])[0]
     if gate == "agreement":
         return top_bm25 is not None and top_bm25 == top_kw and top_bm25 in signals.eligible
+    if gate == "covered":
+        # Strong and holding most of the question: a lexical match on a few common words
+        # ("caixa", "casa" of "a mudança da casa inteira") is checked against the meaning.
+        return (
+            top_bm25 is not None
+            and top_bm25 in signals.eligible
+            and signals.bm25_coverage.get(top_bm25, 0.0) >= index.config.dense_gate_coverage
+        )
     return top_bm25 is not None and top_bm25 in signals.eligible  # "bm25_strong"
 
 
 def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
-    """Entries whose vector is closest to the question's (paraphrases, typos, other languages)."""
+    """Entries whose vector is closest to the question's (paraphrases, typos, other languages).
+
+    Also the meaning check of the lexical full bodies (``dense_veto_lift``): an entry made eligible
+    by keywords or BM25 alone whose vector the question's does not come near (outside the dense
+    top ``dense_veto_rank`` and lift below ``dense_veto_lift``) is listed, not given in full.
+    """
     cfg = index.config
     dense = index.dense
     if dense is None or not cfg.weights.get("dense") or not text.strip() or _lexically_answered(index, signals):
@@ -479,6 +504,12 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     if vector is None:
         return
     ranked, mean = dense.top_k(vector, cfg.dense_top_k)
+    veto = cfg.dense_veto_lift < 2.0 and bool(signals.eligible)
+    if veto or cfg.rerank_weights is not None or index.collect_features:
+        sims = dense.similarities(vector)
+        signals.dense_sims = (sims, mean)
+        if veto:
+            _dense_veto(index, signals, sims, mean)
     hits = [(i, sim) for i, sim in ranked if sim - mean >= cfg.dense_floor]
     if not hits:
         return
@@ -486,8 +517,51 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     for r, (i, sim) in enumerate(hits, 1):
         signals.note(i, "dense", r, f"similarity {sim:.3f} (catalog mean {mean:.3f})")
     top, sim = hits[0]
+    signals.dense_top_lift = sim - mean
     if sim - mean >= cfg.dense_full_lift and index.entries[top].kind != KIND_PROCEDURE:
         signals.eligible.add(top)
+
+
+def _multipart_candidate(index: RouterIndex, signals: _Signals) -> int | None:
+    """The entry words and meaning agree on (dense first with some lift, top 3 by BM25 or keywords).
+
+    Shaping gives it a full body when it is also its part's best and the message has several
+    parts (shaping.shape): a part of a longer message is short, so its coverage rarely reaches
+    the full threshold even when every signal points at one entry.
+    """
+    cfg = index.config
+    lift = signals.dense_top_lift
+    if lift is None or lift < cfg.multipart_full_lift:
+        return None
+    top = signals.rankings["dense"][0]
+    depth = cfg.multipart_lexical_rank
+    if index.entries[top].kind == KIND_PROCEDURE:
+        return None
+    if (
+        depth
+        and top not in signals.rankings.get("bm25", ())[:depth]
+        and top not in signals.rankings.get("keyword", ())[:depth]
+    ):
+        return None
+    return top
+
+
+# Signals whose full-body eligibility the dense meaning check never takes away.
+_CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_page"})
+
+
+def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: float) -> None:
+    cfg = index.config
+    present = index.dense.present
+    for i in sorted(signals.eligible):
+        # An entry without a vector has no meaning to check against.
+        if not present[i] or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
+            continue
+        lift = float(sims[i]) - mean
+        rank = 1 + int((sims > sims[i]).sum())
+        if lift < cfg.dense_veto_lift and rank > cfg.dense_veto_rank:
+            signals.eligible.discard(i)
+            signals.note(i, "dense_veto", rank, f"the question's meaning is far from it (lift {lift:.3f}): listed")
 
 
 def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
@@ -539,19 +613,19 @@ def _rerank_signal(index: RouterIndex, signals: _Signals, content: list[Slot], f
     cfg = index.config
     if not fused or (cfg.rerank_weights is None and not index.collect_features):
         return {}
-    features = rerank.candidate_features(index, content, fused, signals.why, coverage)
-    if cfg.rerank_weights is None:
-        return features
-    order = list(features)
-    probability = rerank.apply(cfg.rerank_weights, np.vstack([features[i] for i in order]))
-    top = max(fused.values())
-    for i, p in zip(order, probability):
-        # Among the part's best, the model's order; below them, the fused order.
-        fused[i] = top * (1.0 + float(p))
-        if p >= cfg.rerank_full_probability and index.entries[i].kind != KIND_PROCEDURE:
-            if i not in signals.eligible:
-                signals.note(i, "rerank", 1, f"re-ranker probability {p:.2f}")
-            signals.eligible.add(i)
+    features = rerank.candidate_features(index, content, fused, signals, coverage)
+    if cfg.rerank_weights is not None:
+        rerank.rerank_part(
+            fused,
+            signals.eligible,
+            signals.why,
+            features,
+            cfg.rerank_weights,
+            cfg.rerank_full_probability,
+            index.entries,
+            veto_probability=cfg.rerank_veto_probability,
+            reorder=cfg.rerank_reorder,
+        )
     return features
 
 
@@ -608,4 +682,5 @@ def route_part(
         base_ranking,
         features,
         frozenset(signals.rankings.get("feedback", ())),
+        _multipart_candidate(index, signals),
     )

@@ -1,0 +1,96 @@
+"""The dense meaning check of lexical full bodies and the "covered" gate (issue 12, signals._dense_veto).
+
+A keyword or BM25 match on a few common words ("day", "cost") made an unrelated entry eligible for
+full; on the embedded parts the question's vector must also come near the entry (in the dense top
+``dense_veto_rank`` or a lift of ``dense_veto_lift`` over the catalog's mean cosine).
+"""
+
+from dataclasses import replace
+
+import numpy as np
+import pytest
+
+from common.text import embeddings
+from knowledge.evaluation.tune import CATALOGS, dense_of
+from knowledge.offline_catalog import load_package_folder
+from knowledge.retrieval import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval.dense import DenseIndex
+
+VETO_OFF = replace(RouterConfig(), dense_veto_lift=9.0)
+
+
+def _unit(*values):
+    v = np.zeros(embeddings.DIM, dtype=np.float32)
+    v[: len(values)] = values
+    return v / np.linalg.norm(v)
+
+
+ENTRIES = [
+    Entry("MUDANCA", "Mudança de endereço", "Como mudar o endereço de entrega.", keywords=("mudança",), body="..."),
+    Entry("CAIXAS", "Caixas e embalagens", "Tamanhos de caixa.", keywords=("caixa",), body="Caixa P, M, G."),
+    Entry("PRAZOS", "Prazos de entrega", "Quanto demora.", keywords=("prazo",), body="Cinco dias."),
+    Entry("PRECOS", "Tabela de preços", "Quanto custa.", keywords=("preço",), body="R$ 30."),
+    Entry("CONTATO", "Canais de atendimento", "Telefone e e-mail.", keywords=("telefone",), body="0800."),
+    Entry("DEVOLUCAO", "Devolução", "Como devolver.", keywords=("devolução",), body="Trinta dias."),
+]
+# Every entry's vector on its own axis; the question means PRAZOS (axis 2), a little CAIXAS.
+VECTORS = [_unit(*([0] * k + [1])) for k in range(len(ENTRIES))]
+QUESTION = _unit(0, 0.15, 1, 0.1, 0.1, 0.1)
+
+
+def _index(config: RouterConfig, *, present=None, calls=None) -> RouterIndex:
+    def embed(text):
+        if calls is not None:
+            calls.append(text)
+        return QUESTION
+
+    present = np.ones(len(ENTRIES), dtype=bool) if present is None else present
+    dense = DenseIndex(np.vstack(VECTORS), present, embed_query=embed)
+    return RouterIndex(ENTRIES, config=config, dense=dense)
+
+
+def test_a_lexical_match_the_question_does_not_mean_is_listed_not_given_in_full():
+    config = replace(RouterConfig(), dense_gate="always", dense_veto_rank=2)
+    question = "Caixa para mudança?"
+    assert {"CAIXAS", "MUDANCA"} <= set(_index(replace(config, dense_veto_lift=9.0)).route(question).full_ids)
+    result = _index(config).route(question)
+    # CAIXAS is second by cosine (within the top 2): kept; MUDANCA is far from the question's meaning.
+    assert "CAIXAS" in result.full_ids
+    assert "MUDANCA" not in result.full_ids
+    assert "MUDANCA" in result.listed_ids
+    mudanca = next(d for d in result.listed if d.id == "MUDANCA")
+    assert any(n["signal"] == "dense_veto" for n in mudanca.why)
+
+
+def test_named_entries_and_entries_without_a_vector_are_never_vetoed():
+    config = replace(RouterConfig(), dense_gate="always", dense_veto_rank=1)
+    named = _index(config).route("O que diz MUDANCA sobre a caixa?")
+    assert "MUDANCA" in named.full_ids
+    present = np.ones(len(ENTRIES), dtype=bool)
+    present[0] = False
+    no_vector = _index(config, present=present).route("Caixa para mudança?")
+    assert "MUDANCA" in no_vector.full_ids
+
+
+def test_the_covered_gate_embeds_a_strong_match_that_holds_little_of_the_question():
+    calls = []
+    index = _index(replace(RouterConfig(), dense_gate="covered", dense_gate_coverage=0.7), calls=calls)
+    index.route("Qual o prazo de entrega?")  # everything it asks is in PRAZOS
+    assert calls == []
+    index.route("Qual o prazo da geladeira?")  # strong on "prazo" (coverage 0.4), but "geladeira" is unknown
+    assert len(calls) == 1
+    strong = _index(replace(RouterConfig(), dense_gate="bm25_strong"), calls=calls)
+    strong.route("Qual o prazo da geladeira?")
+    assert len(calls) == 1  # the old gate skipped it: nothing checked the lexical match
+
+
+@pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding model is required")
+def test_an_out_of_domain_question_matching_common_words_gets_nothing_in_full():
+    # A hospital dev-split question: BM25 matches "day", "hospital", "cost" in the after-care entry.
+    entries = load_package_folder(CATALOGS / "hospital" / "packages")
+    dense = dense_of("hospital", entries)
+    question = "How much does a day in the hospital's ICU cost?"
+    assert RouterIndex(entries, config=VETO_OFF, dense=dense).route(question).full_ids == ["CUIDADOS_POS_PROCEDIMENTO"]
+    result = RouterIndex(entries, dense=dense).route(question)
+    assert result.full_ids == []
+    assert "CUIDADOS_POS_PROCEDIMENTO" in result.listed_ids
