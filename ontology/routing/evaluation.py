@@ -26,13 +26,11 @@ from common.text import embeddings
 
 from . import vectors as training_vectors
 from .classifier import (
-    VECTOR_SET as CHUNK_VECTORS,
-)
-from .classifier import (
     chunk_classifier,
     read_labeled,
     train_chunk_classifier,
     training_chunks,
+    training_features,
 )
 from .data import DATA_DIR, SAMPLE_CHUNKS_FILE
 from .patterns import VECTOR_SET as PATTERN_VECTORS
@@ -64,6 +62,10 @@ def _by(keys: list[str], hits: list[bool]) -> dict[str, float]:
 
 def _training_vectors(vector_set, texts: list[str]) -> np.ndarray | None:
     return training_vectors.load(vector_set, texts) if embeddings.enabled() else None
+
+
+def _chunk_features(texts: list[str]) -> np.ndarray | None:
+    return training_features(texts) if embeddings.enabled() else None
 
 
 def _fold_of(groups: list[str], folds: int, seed: int) -> dict[str, int]:
@@ -133,7 +135,8 @@ def _cut(text: str, skip_words: int) -> str:
 def evaluate_chunks(
     rows: list[tuple[str, str, str]], clf, *, skip_words: int = 0, vectors: np.ndarray | None = None
 ) -> Figures:
-    """Figures of `clf` on labeled chunks; `vectors` (their embeddings) only when no words are cut."""
+    """Figures of `clf` on labeled chunks; `vectors` (their pooled features) only when no words
+    are cut (cut texts are embedded anew)."""
     predicted, gold, sub_ok = [], [], []
     for k, (text, cls, sub) in enumerate(rows):
         vector = vectors[k] if vectors is not None and not skip_words else None
@@ -149,7 +152,7 @@ def chunks_cv(folds: int = FOLDS, seed: int = 0, *, skip_words: int = 0) -> Figu
     """k-fold CV over dev + train chunks; the bundled sample chunks train in every fold."""
     rows = training_chunks()
     n_bundled = len(training_chunks(include_dev=False, include_train=False))
-    vectors = _training_vectors(CHUNK_VECTORS, [t for t, _, _ in rows])
+    vectors = _chunk_features([t for t, _, _ in rows])
     labeled = list(range(n_bundled, len(rows)))
     fold_of = _fold_of([str(k) for k in labeled], folds, seed)
     predicted, gold, sub_ok = [], [], 0.0
@@ -180,7 +183,7 @@ def bundled_chunks_by_a_model_that_never_saw_them(*, skip_words: int = 0) -> Fig
     """The bundled sample chunks classified by a model trained on dev + train only."""
     rows = training_chunks()
     n_bundled = len(read_labeled(SAMPLE_CHUNKS_FILE))
-    vectors = _training_vectors(CHUNK_VECTORS, [t for t, _, _ in rows])
+    vectors = _chunk_features([t for t, _, _ in rows])
     clf = train_chunk_classifier(rows[n_bundled:], None if vectors is None else vectors[n_bundled:])
     return evaluate_chunks(
         rows[:n_bundled], clf, skip_words=skip_words, vectors=None if vectors is None else vectors[:n_bundled]

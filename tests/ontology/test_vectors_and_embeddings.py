@@ -14,7 +14,7 @@ from ontology.routing import classifier, evaluation, patterns
 from ontology.routing import vectors as training_vectors
 from ontology.routing.textmodel import BlendedModel
 
-SETS = (patterns.VECTOR_SET, classifier.VECTOR_SET)
+SETS = (patterns.VECTOR_SET, classifier.VECTOR_SET, classifier.SENTENCE_VECTOR_SET)
 
 
 @pytest.fixture
@@ -112,11 +112,11 @@ def test_the_blend_beats_the_term_model_alone_on_questions_it_never_saw():
 
 
 def test_the_blend_beats_the_term_model_alone_on_chunks_it_never_saw():
-    """Trained on the bundled chunks + train only, evaluated on dev (measured 0.86 vs 0.75)."""
+    """Trained on the bundled chunks + train only, evaluated on dev (measured 0.84 vs 0.75)."""
     rows = classifier.training_chunks()
     n_bundled = len(classifier.training_chunks(include_dev=False, include_train=False))
     n_dev = len(classifier.read_labeled(classifier.DEV_FILE))
-    vectors = training_vectors.load(classifier.VECTOR_SET, [r[0] for r in rows])
+    vectors = classifier.training_features([r[0] for r in rows])
     train = list(range(n_bundled)) + list(range(n_bundled + n_dev, len(rows)))
     dev = list(range(n_bundled, n_bundled + n_dev))
     clf = classifier.train_chunk_classifier([rows[k] for k in train], vectors[train])
@@ -127,6 +127,12 @@ def test_the_blend_beats_the_term_model_alone_on_chunks_it_never_saw():
     terms = evaluation.evaluate_chunks(dev_rows, terms_only, vectors=vectors[dev])
 
     assert blend.accuracy >= 0.82 and blend.accuracy >= terms.accuracy + 0.05
+    # the subclass blend beats the subclass term models (class and subclass right: 0.76 vs 0.71)
+    term_subclasses = {c: m if isinstance(m, str) else BlendedModel(m.terms) for c, m in clf.subclasses.items()}
+    subclass_terms = evaluation.evaluate_chunks(
+        dev_rows, dataclasses.replace(clf, subclasses=term_subclasses), vectors=vectors[dev]
+    )
+    assert blend.extra["subclass_accuracy"] >= subclass_terms.extra["subclass_accuracy"] + 0.04
 
 
 def test_with_embeddings_off_the_models_are_the_term_models(fresh_models, monkeypatch):
@@ -150,3 +156,53 @@ def test_when_a_text_cannot_be_embedded_the_term_model_answers_alone():
     question = "How do I know if the soil is getting healthier?"
     assert blind.probabilities(question) == served.terms.probabilities(question)
     assert served.probabilities(question) != served.terms.probabilities(question)
+
+
+def test_a_chunk_is_split_into_sentences_and_pooled_over_them():
+    text = "A palhada cobre o solo. Em seis safras, a infiltração dobrou; o escorrimento caiu pela metade."
+    assert classifier.sentences(text) == [
+        "A palhada cobre o solo.",
+        "Em seis safras, a infiltração dobrou;",
+        "o escorrimento caiu pela metade.",
+    ]
+    assert classifier.sentences("sem ponto final") == ["sem ponto final"]
+    features = classifier.embed_chunks([text])[0]
+    passage, *parts = embeddings.embed_passages([text, *classifier.sentences(text)])
+    dim = embeddings.DIM
+    assert features.shape == (3 * dim,)
+    assert np.allclose(features[:dim], passage, atol=1e-6)
+    assert np.allclose(features[dim : 2 * dim], np.mean(parts, axis=0), atol=1e-6)
+    assert np.allclose(features[2 * dim :], np.max(parts, axis=0), atol=1e-6)
+
+
+def test_the_training_features_line_up_with_their_texts():
+    """Each training chunk's committed pooled row equals its text embedded now (float16 on disk)."""
+    rows = classifier.training_chunks()
+    features = classifier.training_features([r[0] for r in rows])
+    assert features.shape == (len(rows), 3 * embeddings.DIM)
+    for k in (0, len(rows) // 2, len(rows) - 1):
+        assert np.allclose(features[k], classifier.embed_chunks([rows[k][0]])[0], atol=3e-3)
+
+
+def test_the_classifier_embeds_through_the_shared_passage_cache(monkeypatch):
+    """No cache of its own: a chunk proposed again is not embedded again, and what it
+    embedded is in the shared cache of common/text/embeddings.py."""
+    assert not hasattr(classifier, "_PassageCache")
+    embeddings.clear_cache()
+    text = "Na fazenda do Sr. Antônio eu acompanhei três safras com mix de cobertura e colhi mais que o vizinho."
+    first = classifier.propose_class(text)
+    assert text in embeddings._passage_cache
+    calls = []
+    real = embeddings.embed_passages
+    monkeypatch.setattr(embeddings, "embed_passages", lambda texts, **kw: calls.append(list(texts)) or real(texts))
+    assert classifier.propose_class(text) == first
+    assert calls == []
+    embeddings.clear_cache()
+
+
+def test_the_subclass_blend_reads_the_passage_embedding(fresh_models):
+    served = classifier.chunk_classifier()
+    blended = [m for m in served.subclasses.values() if not isinstance(m, str)]
+    assert blended and all(m.dense is not None for m in blended)
+    assert all(m.dense.mean.shape == (embeddings.DIM,) for m in blended)
+    assert served.classes.dense.mean.shape == (3 * embeddings.DIM,)
