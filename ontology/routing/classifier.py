@@ -14,6 +14,7 @@ Trained once per process from the curated chunks in the repo, no network:
 * ``data/eval/chunks.dev.jsonl`` — the dev split of an independent author's labeled set
   (``chunks.test.jsonl`` is only ever evaluated, see ``ontology/tools/evaluate.py``);
 * ``data/train/chunks.train.jsonl`` — a second independent author's training set;
+* ``data/agro/chunks.dev.jsonl`` — the dev split of a third independent author's set;
 * ``data/vectors/chunks.npy``, ``chunk_sentences.npy`` — the embeddings of their texts and
   of their sentences (``manage.py build_ontology_vectors``).
 
@@ -43,6 +44,9 @@ from .textmodel import BlendedModel, text_features, train_dense_softmax, train_s
 
 DEV_FILE = DATA_DIR / "eval" / "chunks.dev.jsonl"
 TRAIN_FILE = DATA_DIR / "train" / "chunks.train.jsonl"
+# the dev split of a third independent author's set (agro_chunks; its test split is kept
+# out of the repo and evaluated by the integrator only)
+AGRO_DEV_FILE = DATA_DIR / "agro" / "chunks.dev.jsonl"
 L2 = 0.02
 # terms seen in fewer training chunks are dropped: same CV accuracy (0.730 / 0.735 / 0.735
 # for 1 / 2 / 3), 3k features instead of 19k, a fifth of the fitting time; subclass models
@@ -102,14 +106,20 @@ def read_labeled(path: Path) -> list[tuple[str, str, str]]:
     return out
 
 
-def training_chunks(*, include_dev: bool = True, include_train: bool = True) -> list[tuple[str, str, str]]:
-    """(text, class, subclass) the model trains on, in a fixed order: bundled, dev, train."""
-    rows = read_labeled(SAMPLE_CHUNKS_FILE)
-    if include_dev and DEV_FILE.is_file():
-        rows += read_labeled(DEV_FILE)
-    if include_train and TRAIN_FILE.is_file():
-        rows += read_labeled(TRAIN_FILE)
-    return rows
+def training_chunks(
+    *, include_dev: bool = True, include_train: bool = True, include_agro: bool = True
+) -> list[tuple[str, str, str]]:
+    """(text, class, subclass) the model trains on, in a fixed order: bundled, dev, train, agro."""
+    return [row for _, row in training_chunks_by_source(include_dev, include_train, include_agro)]
+
+
+def training_chunks_by_source(
+    include_dev: bool = True, include_train: bool = True, include_agro: bool = True
+) -> list[tuple[str, tuple[str, str, str]]]:
+    """(source, row) in training order; source is bundled, dev, train or agro."""
+    chosen = [("bundled", SAMPLE_CHUNKS_FILE, True), ("dev", DEV_FILE, include_dev)]
+    chosen += [("train", TRAIN_FILE, include_train), ("agro", AGRO_DEV_FILE, include_agro)]
+    return [(name, row) for name, path, wanted in chosen if wanted and path.is_file() for row in read_labeled(path)]
 
 
 # A sentence ends at . ! ? ; or : followed by a space; a text without one is one sentence.
@@ -143,7 +153,7 @@ def embed_chunks(texts: Sequence[str]) -> np.ndarray:
 VECTOR_SET = training_vectors.VectorSet(
     name="chunks",
     kind="passage",
-    sources=lambda: [p for p in (SAMPLE_CHUNKS_FILE, DEV_FILE, TRAIN_FILE) if p.is_file()],
+    sources=lambda: [p for p in (SAMPLE_CHUNKS_FILE, DEV_FILE, TRAIN_FILE, AGRO_DEV_FILE) if p.is_file()],
     texts=lambda: [t for t, _, _ in training_chunks()],
 )
 SENTENCE_VECTOR_SET = training_vectors.VectorSet(

@@ -112,13 +112,14 @@ def test_the_blend_beats_the_term_model_alone_on_questions_it_never_saw():
 
 
 def test_the_blend_beats_the_term_model_alone_on_chunks_it_never_saw():
-    """Trained on the bundled chunks + train only, evaluated on dev (measured 0.84 vs 0.75)."""
-    rows = classifier.training_chunks()
-    n_bundled = len(classifier.training_chunks(include_dev=False, include_train=False))
-    n_dev = len(classifier.read_labeled(classifier.DEV_FILE))
+    """Trained on the bundled chunks + train + agro, evaluated on dev (measured 0.87 vs 0.76)."""
+    sourced = classifier.training_chunks_by_source()
+    rows = [row for _, row in sourced]
     vectors = classifier.training_features([r[0] for r in rows])
-    train = list(range(n_bundled)) + list(range(n_bundled + n_dev, len(rows)))
-    dev = list(range(n_bundled, n_bundled + n_dev))
+    train = [k for k, (source, _) in enumerate(sourced) if source != "dev"]
+    dev = [k for k, (source, _) in enumerate(sourced) if source == "dev"]
+    assert len(dev) == len(classifier.read_labeled(classifier.DEV_FILE))
+    assert sum(source == "agro" for source, _ in sourced) == 144  # the third author's dev split trains
     clf = classifier.train_chunk_classifier([rows[k] for k in train], vectors[train])
     dev_rows = [rows[k] for k in dev]
 
@@ -126,13 +127,33 @@ def test_the_blend_beats_the_term_model_alone_on_chunks_it_never_saw():
     terms_only = dataclasses.replace(clf, classes=BlendedModel(clf.classes.terms))
     terms = evaluation.evaluate_chunks(dev_rows, terms_only, vectors=vectors[dev])
 
-    assert blend.accuracy >= 0.82 and blend.accuracy >= terms.accuracy + 0.05
-    # the subclass blend beats the subclass term models (class and subclass right: 0.76 vs 0.71)
-    term_subclasses = {c: m if isinstance(m, str) else BlendedModel(m.terms) for c, m in clf.subclasses.items()}
-    subclass_terms = evaluation.evaluate_chunks(
-        dev_rows, dataclasses.replace(clf, subclasses=term_subclasses), vectors=vectors[dev]
-    )
-    assert blend.extra["subclass_accuracy"] >= subclass_terms.extra["subclass_accuracy"] + 0.04
+    assert blend.accuracy >= 0.84 and blend.accuracy >= terms.accuracy + 0.05
+
+
+def test_the_subclass_blend_beats_the_subclass_term_models_on_another_authors_chunks():
+    """Trained on everything but the second author's 416 chunks; given each chunk's right
+    class, the subclass blend (terms + passage embedding) gets more subclasses right than
+    the term models alone (measured 294 vs 259)."""
+    sourced = classifier.training_chunks_by_source()
+    rows = [row for _, row in sourced]
+    vectors = classifier.training_features([r[0] for r in rows])
+    train = [k for k, (source, _) in enumerate(sourced) if source != "train"]
+    held = [k for k, (source, _) in enumerate(sourced) if source == "train"]
+    clf = classifier.train_chunk_classifier([rows[k] for k in train], vectors[train])
+
+    def hits(use_dense: bool) -> int:
+        count = 0
+        for k in held:
+            text, cls, sub = rows[k]
+            model = clf.subclasses[cls]
+            if isinstance(model, str):
+                count += model == sub
+            else:
+                model = model if use_dense else BlendedModel(model.terms)
+                count += model.predict(text, vectors[k, : embeddings.DIM])[0] == sub
+        return count
+
+    assert hits(True) >= hits(False) + 20
 
 
 def test_with_embeddings_off_the_models_are_the_term_models(fresh_models, monkeypatch):
