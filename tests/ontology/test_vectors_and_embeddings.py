@@ -130,6 +130,24 @@ def test_the_blend_beats_the_term_model_alone_on_chunks_it_never_saw():
     assert blend.accuracy >= 0.84 and blend.accuracy >= terms.accuracy + 0.05
 
 
+def test_the_lda_member_adds_accuracy_on_another_authors_chunks():
+    """Trained on everything but the second author's 416 chunks: the blend with the LDA
+    member classifies more of them right than without it (measured 0.719 vs 0.678)."""
+    sourced = classifier.training_chunks_by_source()
+    rows = [row for _, row in sourced]
+    vectors = classifier.training_features([r[0] for r in rows])
+    train = [k for k, (source, _) in enumerate(sourced) if source != "train"]
+    held = [k for k, (source, _) in enumerate(sourced) if source == "train"]
+    clf = classifier.train_chunk_classifier([rows[k] for k in train], vectors[train])
+    (softmax, _), (lda, _) = clf.classes.dense.members
+    without = dataclasses.replace(clf, classes=BlendedModel(clf.classes.terms, softmax, None, clf.classes.term_weight))
+    held_rows = [rows[k] for k in held]
+
+    with_lda = evaluation.evaluate_chunks(held_rows, clf, vectors=vectors[held])
+    without_lda = evaluation.evaluate_chunks(held_rows, without, vectors=vectors[held])
+    assert with_lda.accuracy >= without_lda.accuracy + 0.025
+
+
 def test_the_subclass_blend_beats_the_subclass_term_models_on_another_authors_chunks():
     """Trained on everything but the second author's 416 chunks; given each chunk's right
     class, the subclass blend (terms + passage embedding) gets more subclasses right than
@@ -226,4 +244,24 @@ def test_the_subclass_blend_reads_the_passage_embedding(fresh_models):
     blended = [m for m in served.subclasses.values() if not isinstance(m, str)]
     assert blended and all(m.dense is not None for m in blended)
     assert all(m.dense.mean.shape == (embeddings.DIM,) for m in blended)
-    assert served.classes.dense.mean.shape == (3 * embeddings.DIM,)
+    (softmax, _), (lda, _) = served.classes.dense.members
+    assert softmax.mean.shape == lda.mean.shape == (3 * embeddings.DIM,)
+    assert not lda.weights[embeddings.DIM : -1].any()  # the LDA reads the passage vector only
+
+
+def test_the_shrunk_lda_separates_what_its_class_means_separate():
+    from ontology.routing.textmodel import DenseMixture, train_dense_softmax, train_shrunk_lda
+
+    rng = np.random.default_rng(0)
+    centres = {"a": np.array([2.0, 0.0, 0.0]), "b": np.array([0.0, 2.0, 0.0])}
+    labels = ["a", "b"] * 40
+    x = np.vstack([centres[lab] + rng.normal(0, 0.5, 3) for lab in labels])
+    x = np.hstack([x, rng.normal(0, 5, (len(labels), 2))])  # columns it must not read
+    lda = train_shrunk_lda(x, labels, shrinkage=0.3, columns=3)
+    assert not lda.weights[3:-1].any()
+    probe = np.array([[2.0, 0.0, 0.0, 50.0, -50.0], [0.0, 2.0, 0.0, -50.0, 50.0]])
+    assert lda.log_probabilities(probe).argmax(axis=1).tolist() == [0, 1]
+    softmax = train_dense_softmax(x, labels, l2=1.0)
+    mixture = DenseMixture(("b", "a"), ((softmax, 0.5), (lda, 0.5)))
+    expected = 0.5 * softmax.log_probabilities(probe) + 0.5 * lda.log_probabilities(probe)
+    assert np.allclose(mixture.log_probabilities(probe), expected[:, ::-1])  # in its own label order
