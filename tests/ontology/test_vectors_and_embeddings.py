@@ -265,3 +265,19 @@ def test_the_shrunk_lda_separates_what_its_class_means_separate():
     mixture = DenseMixture(("b", "a"), ((softmax, 0.5), (lda, 0.5)))
     expected = 0.5 * softmax.log_probabilities(probe) + 0.5 * lda.log_probabilities(probe)
     assert np.allclose(mixture.log_probabilities(probe), expected[:, ::-1])  # in its own label order
+
+
+def test_another_sets_test_file_can_be_evaluated_by_the_served_classifier(tmp_path):
+    """`evaluate.py test --chunks-file PATH` (the integrator's run on a set kept out of the
+    repo); here on two bundled chunks written to a temporary file."""
+    rows = classifier.training_chunks(include_dev=False, include_train=False, include_agro=False)[:2]
+    path = tmp_path / "chunks.test.jsonl"
+    path.write_text(
+        "\n".join(
+            json.dumps({"chunk_id": f"c-{k}", "texto": t, "classe_ontologica": c, "subclasse": s})
+            for k, (t, c, s) in enumerate(rows)
+        ),
+        encoding="utf-8",
+    )
+    figures = evaluation.chunks_test(path=path)
+    assert figures.n == 2 and set(figures.per_label) >= {c for _, c, _ in rows}
