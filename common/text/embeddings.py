@@ -48,11 +48,13 @@ QUERY_MAX_CHARS = 1000
 engine for seconds (about 1.7 s at 4,000 characters on this project's machine)."""
 
 _QUERY_CACHE_SIZE = 4096
+_PASSAGE_CACHE_SIZE = 1024
 
 _lock = threading.Lock()  # the engine (and loading it)
-_cache_lock = threading.Lock()  # the question cache
+_cache_lock = threading.Lock()  # the question and passage caches
 _state: dict[str, object] = {"model": None, "failed": False}
 _query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+_passage_cache: OrderedDict[str, np.ndarray] = OrderedDict()  # guarded by _cache_lock too
 
 
 def enabled() -> bool:
@@ -139,7 +141,37 @@ def embed_passages(texts: Sequence[str], *, max_chars: int = PASSAGE_MAX_CHARS) 
         return _as_matrix(model.passage(clipped), len(clipped))
 
 
+def embed_passages_cached(texts: Sequence[str]) -> np.ndarray:
+    """Like `embed_passages`, remembering the last _PASSAGE_CACHE_SIZE texts: for callers that
+    embed the same passage again and keep nothing (a chunk proposed for a class on every
+    re-import). Callers that store their vectors use `embed_passages`."""
+    _require()  # switched off means off, cached or not
+    clipped = [(text or " ")[:PASSAGE_MAX_CHARS] for text in texts]
+    out = np.empty((len(clipped), DIM), dtype=np.float32)
+    missing: list[int] = []
+    with _cache_lock:
+        for i, text in enumerate(clipped):
+            hit = _passage_cache.get(text)
+            if hit is None:
+                missing.append(i)
+            else:
+                _passage_cache.move_to_end(text)
+                out[i] = hit
+    if missing:
+        todo = list(dict.fromkeys(clipped[i] for i in missing))
+        fresh = dict(zip(todo, embed_passages(todo)))
+        with _cache_lock:
+            for i in missing:
+                out[i] = fresh[clipped[i]]
+            for text, vector in fresh.items():
+                _passage_cache[text] = vector.copy()
+            while len(_passage_cache) > _PASSAGE_CACHE_SIZE:
+                _passage_cache.popitem(last=False)
+    return out
+
+
 def clear_cache() -> None:
-    """Forget cached question vectors (tests)."""
+    """Forget cached question and passage vectors (tests)."""
     with _cache_lock:
         _query_cache.clear()
+        _passage_cache.clear()

@@ -4,7 +4,9 @@ Labeled data, by author:
 
 * ``ontology/data/pattern_examples.yaml``, ``chunks.jsonl`` — the maintainers' (always trained on);
 * ``ontology/data/eval/*.dev.*`` and ``*.test.*`` — an independent author's, split by group;
-* ``ontology/data/train/`` — a second independent author's training set.
+* ``ontology/data/train/`` — a second independent author's training set;
+* ``ontology/data/agro/chunks.dev.jsonl`` — a third independent author's chunks (dev split;
+  the set's test split lives outside the repo: ``evaluate.py test --chunks-file PATH``).
 
 Everything is chosen by cross-validation over train + dev (``*_cv``: k-fold, an item's
 translations stay in one fold, the maintainers' examples always train). The ``test`` split
@@ -26,13 +28,12 @@ from common.text import embeddings
 
 from . import vectors as training_vectors
 from .classifier import (
-    VECTOR_SET as CHUNK_VECTORS,
-)
-from .classifier import (
     chunk_classifier,
     read_labeled,
     train_chunk_classifier,
     training_chunks,
+    training_chunks_by_source,
+    training_features,
 )
 from .data import DATA_DIR, SAMPLE_CHUNKS_FILE
 from .patterns import VECTOR_SET as PATTERN_VECTORS
@@ -64,6 +65,10 @@ def _by(keys: list[str], hits: list[bool]) -> dict[str, float]:
 
 def _training_vectors(vector_set, texts: list[str]) -> np.ndarray | None:
     return training_vectors.load(vector_set, texts) if embeddings.enabled() else None
+
+
+def _chunk_features(texts: list[str]) -> np.ndarray | None:
+    return training_features(texts) if embeddings.enabled() else None
 
 
 def _fold_of(groups: list[str], folds: int, seed: int) -> dict[str, int]:
@@ -133,7 +138,8 @@ def _cut(text: str, skip_words: int) -> str:
 def evaluate_chunks(
     rows: list[tuple[str, str, str]], clf, *, skip_words: int = 0, vectors: np.ndarray | None = None
 ) -> Figures:
-    """Figures of `clf` on labeled chunks; `vectors` (their embeddings) only when no words are cut."""
+    """Figures of `clf` on labeled chunks; `vectors` (their pooled features) only when no words
+    are cut (cut texts are embedded anew)."""
     predicted, gold, sub_ok = [], [], []
     for k, (text, cls, sub) in enumerate(rows):
         vector = vectors[k] if vectors is not None and not skip_words else None
@@ -146,41 +152,43 @@ def evaluate_chunks(
 
 
 def chunks_cv(folds: int = FOLDS, seed: int = 0, *, skip_words: int = 0) -> Figures:
-    """k-fold CV over dev + train chunks; the bundled sample chunks train in every fold."""
-    rows = training_chunks()
-    n_bundled = len(training_chunks(include_dev=False, include_train=False))
-    vectors = _training_vectors(CHUNK_VECTORS, [t for t, _, _ in rows])
-    labeled = list(range(n_bundled, len(rows)))
+    """k-fold CV over the labeled chunks (dev, train, agro); the bundled sample chunks train in
+    every fold. `by_source` gives the accuracy on each author's chunks."""
+    sourced = training_chunks_by_source()
+    rows = [row for _, row in sourced]
+    vectors = _chunk_features([t for t, _, _ in rows])
+    labeled = [k for k, (source, _) in enumerate(sourced) if source != "bundled"]
     fold_of = _fold_of([str(k) for k in labeled], folds, seed)
-    predicted, gold, sub_ok = [], [], 0.0
+    predicted, gold, sub_ok, sources = [], [], [], []
     for fold in range(folds):
         held = [k for k in labeled if fold_of[str(k)] == fold]
         train = [k for k in range(len(rows)) if k not in set(held)]
         clf = train_chunk_classifier([rows[k] for k in train], None if vectors is None else vectors[train])
-        fig = evaluate_chunks(
-            [rows[k] for k in held], clf, skip_words=skip_words, vectors=None if vectors is None else vectors[held]
-        )
-        sub_ok += fig.extra["subclass_accuracy"] * fig.n
         for k in held:
+            text, cls, sub = rows[k]
             vector = None if vectors is None or skip_words else vectors[k]
-            predicted.append(clf.propose(_cut(rows[k][0], skip_words), vector).class_id)
-            gold.append(rows[k][1])
+            proposal = clf.propose(_cut(text, skip_words), vector)
+            predicted.append(proposal.class_id)
+            gold.append(cls)
+            sub_ok.append(proposal.class_id == cls and proposal.subclass == sub)
+            sources.append(sourced[k][0])
     hits = [p == g for p, g in zip(predicted, gold)]
-    return Figures(
-        _rate(hits), len(gold), per_label_report(predicted, gold), {"subclass_accuracy": round(sub_ok / len(gold), 4)}
-    )
+    extra = {"subclass_accuracy": _rate(sub_ok), "by_source": _by(sources, hits)}
+    return Figures(_rate(hits), len(gold), per_label_report(predicted, gold), extra)
 
 
-def chunks_test(*, skip_words: int = 0) -> Figures:
-    """The served classifier on the held-out test split (report only; never tune on this)."""
-    return evaluate_chunks(read_labeled(EVAL_DIR / "chunks.test.jsonl"), chunk_classifier(), skip_words=skip_words)
+def chunks_test(*, skip_words: int = 0, path: Path | None = None) -> Figures:
+    """The served classifier on a held-out test split (report only; never tune on this):
+    ``eval/chunks.test.jsonl`` by default, or another set's test file (`path`)."""
+    rows = read_labeled(path or EVAL_DIR / "chunks.test.jsonl")
+    return evaluate_chunks(rows, chunk_classifier(), skip_words=skip_words)
 
 
 def bundled_chunks_by_a_model_that_never_saw_them(*, skip_words: int = 0) -> Figures:
-    """The bundled sample chunks classified by a model trained on dev + train only."""
+    """The bundled sample chunks classified by a model trained on the labeled sets only."""
     rows = training_chunks()
     n_bundled = len(read_labeled(SAMPLE_CHUNKS_FILE))
-    vectors = _training_vectors(CHUNK_VECTORS, [t for t, _, _ in rows])
+    vectors = _chunk_features([t for t, _, _ in rows])
     clf = train_chunk_classifier(rows[n_bundled:], None if vectors is None else vectors[n_bundled:])
     return evaluate_chunks(
         rows[:n_bundled], clf, skip_words=skip_words, vectors=None if vectors is None else vectors[:n_bundled]

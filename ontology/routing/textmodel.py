@@ -228,7 +228,7 @@ class BlendedModel:
     (CONTEXTO_EMBEDDINGS=off, the engine missing), it is the term model alone."""
 
     terms: SoftmaxModel
-    dense: DenseSoftmaxModel | None = None
+    dense: DenseSoftmaxModel | DenseMixture | None = None
     embed: Callable[[Sequence[str]], np.ndarray] | None = None
     term_weight: float = 1.0
 
@@ -261,3 +261,57 @@ class BlendedModel:
         probs = self.probabilities(text, vector)
         best = max(self.labels, key=lambda lab: probs[lab])
         return best, probs[best]
+
+
+def train_shrunk_lda(
+    x: np.ndarray,
+    labels: Sequence[str],
+    *,
+    shrinkage: float = 0.3,
+    label_order: Iterable[str] | None = None,
+    columns: int | None = None,
+) -> DenseSoftmaxModel:
+    """Linear discriminant analysis with a shrunk shared covariance, written as the linear
+    model it is: ``log p(c|x) ∝ x·Σ⁻¹μ_c − ½ μ_c·Σ⁻¹μ_c`` (equal priors), where
+    ``Σ = (1 − shrinkage)·S + shrinkage·(tr S / d)·I``. A generative view of the same vectors
+    the softmax regression reads, closed form, deterministic. Only the first `columns`
+    columns are read (the others get zero weight)."""
+    x = np.asarray(x, dtype=np.float64)
+    if x.ndim != 2 or x.shape[0] != len(labels) or not len(labels):
+        raise ValueError("x must be (n, dim) with one label per row, n > 0")
+    order = tuple(label_order) if label_order is not None else tuple(sorted(set(labels)))
+    used = x.shape[1] if columns is None else columns
+    label_index = np.array([order.index(lab) for lab in labels])
+    mean = x.mean(axis=0)
+    centred = x[:, :used] - mean[:used]
+    means = np.vstack(
+        [
+            centred[label_index == k].mean(axis=0) if (label_index == k).any() else np.zeros(used)
+            for k in range(len(order))
+        ]
+    )
+    within = centred - means[label_index]
+    cov = within.T @ within / len(labels)
+    cov = (1.0 - shrinkage) * cov + shrinkage * (np.trace(cov) / used) * np.eye(used)
+    with single_blas_thread():
+        directions = np.linalg.solve(cov, means.T)  # (used, k)
+    weights = np.zeros((x.shape[1] + 1, len(order)))
+    weights[:used] = directions
+    weights[-1] = -0.5 * np.sum(means.T * directions, axis=0)
+    return DenseSoftmaxModel(order, mean, 1.0, weights)
+
+
+@dataclass
+class DenseMixture:
+    """Several models over the same vectors, as one: a weighted sum of their log-probabilities
+    (the blend above renormalises)."""
+
+    labels: tuple[str, ...]
+    members: tuple[tuple[DenseSoftmaxModel, float], ...]
+
+    def log_probabilities(self, x: np.ndarray) -> np.ndarray:
+        out = 0.0
+        for model, weight in self.members:
+            column = [model.labels.index(label) for label in self.labels]
+            out = out + weight * model.log_probabilities(x)[:, column]
+        return np.asarray(out)

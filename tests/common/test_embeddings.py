@@ -76,3 +76,29 @@ def test_a_cached_question_does_not_wait_for_another_threads_model_call():
         assert not reader.is_alive()
     assert np.array_equal(got[0], cached)
     embeddings.clear_cache()
+
+
+def test_cached_passages_are_embedded_once_and_match_the_uncached_ones(monkeypatch):
+    embeddings.clear_cache()
+    texts = ["A palhada protege o solo.", "O calcário corrige a acidez."]
+    first = embeddings.embed_passages_cached(texts)
+    assert np.allclose(first, embeddings.embed_passages(texts))
+    model = embeddings._model()
+    calls = []
+    monkeypatch.setattr(model, "passage", lambda ts: calls.append(list(ts)) or np.zeros((len(ts), 384)))
+    again = embeddings.embed_passages_cached([texts[1], "um texto novo", texts[0], "um texto novo"])
+    assert calls == [["um texto novo"]]  # only the new text, once
+    assert np.array_equal(again[0], first[1]) and np.array_equal(again[2], first[0])
+    embeddings.clear_cache()
+    embeddings.embed_passages_cached([texts[0]])
+    assert calls[-1] == [texts[0]]
+    embeddings.clear_cache()
+
+
+def test_cached_passages_refuse_when_switched_off(monkeypatch):
+    embeddings.clear_cache()
+    embeddings.embed_passages_cached(["A palhada protege o solo."])
+    monkeypatch.setenv("CONTEXTO_EMBEDDINGS", "off")
+    with pytest.raises(embeddings.EmbeddingsUnavailable):
+        embeddings.embed_passages_cached(["A palhada protege o solo."])
+    embeddings.clear_cache()

@@ -6,7 +6,11 @@ from common.text import embeddings
 from ontology.routing import classifier, patterns
 from ontology.routing import vectors as training_vectors
 
-VECTOR_SETS = {"patterns": patterns.VECTOR_SET, "chunks": classifier.VECTOR_SET}
+VECTOR_SETS = {
+    "patterns": patterns.VECTOR_SET,
+    "chunks": classifier.VECTOR_SET,
+    "chunk_sentences": classifier.SENTENCE_VECTOR_SET,
+}
 
 
 class Command(BaseCommand):
