@@ -287,14 +287,14 @@ def stored_check(database_url: str, accepted: list[tuple[int, int]], sessions: l
 # --- the run ---------------------------------------------------------------------------------
 
 
-def process_cpu_seconds(pid: int) -> float:
+def process_cpu_seconds(pid: int, children: bool = True) -> float:
     """utime + stime of a process and its live children (gunicorn's workers), from /proc."""
     total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
     pids = [pid]
     try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        pids += [int(c) for c in children]
+        if children:
+            pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         pass
     for p in pids:
@@ -328,21 +328,44 @@ def wait_workers_settled(master: int, limit: float = 180.0) -> float:
 
 
 class ConnectionSampler:
-    """The most connections the bench database had open at once, sampled every 0.2 s."""
+    """The most connections the bench database had open at once, sampled every 0.2 s, and the CPU
+    its PostgreSQL backends spent meanwhile (each backend's CPU at its first and last sighting:
+    PostgreSQL's shared processes, the WAL writer among them, are not counted)."""
 
     def __init__(self, database_url: str):
         self.database_url = database_url
         self.peak = 0
+        self.backend_cpu_first: dict[int, float] = {}
+        self.backend_cpu_last: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._first = True
+
+    def _sample(self, conn) -> None:
+        pids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        ]
+        self.peak = max(self.peak, len(pids))
+        for pid in pids:
+            cpu = process_cpu_seconds(pid, children=False)
+            # A backend first seen after the start began during the run: all its CPU counts.
+            self.backend_cpu_first.setdefault(pid, cpu if self._first else 0.0)
+            self.backend_cpu_last[pid] = cpu
+        self._first = False
 
     def _run(self) -> None:
         with psycopg.connect(self.database_url, autocommit=True) as conn:
+            self._sample(conn)
             while not self._stop.wait(0.2):
-                count = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                ).fetchone()[0]
-                self.peak = max(self.peak, count)
+                self._sample(conn)
+            self._sample(conn)
+
+    @property
+    def postgres_cpu_s(self) -> float:
+        return sum(self.backend_cpu_last[pid] - first for pid, first in self.backend_cpu_first.items())
 
     def __enter__(self) -> "ConnectionSampler":
         self._thread.start()
@@ -351,6 +374,24 @@ class ConnectionSampler:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def cpu_report(seconds: dict[str, float], turns: int, cores: int | None = None) -> dict:
+    """CPU seconds per component, the same in ms per accepted turn, and the turns per second the
+    machine's cores would carry if this stack had them to itself (cores × 1000 / total ms per turn).
+    The per-turn figures include the sessions the clients opened (one per ``--turns-per-session``)."""
+    cores = cores or os.cpu_count() or 1
+    report: dict = {name: round(value, 2) for name, value in seconds.items()}
+    if turns:
+        per_turn = {name.removesuffix("_s"): round(value * 1000 / turns, 2) for name, value in seconds.items()}
+        total = sum(seconds.values()) * 1000 / turns
+        report["ms_per_turn"] = {**per_turn, "total": round(total, 2)}
+        report["projected_turns_per_s"] = {
+            "cores": cores,
+            "whole_stack": round(cores * 1000 / total, 1) if total else None,
+            "server_only": round(cores * 1000 / (total - per_turn["clients"] - per_turn["model"]), 1),
+        }
+    return report
 
 
 def machine_cpu_ticks() -> tuple[int, int]:
@@ -415,7 +456,12 @@ def run(args, database_url: str) -> dict:
         # Warm every worker (imports, the router's index) with as many clients as the run has.
         asyncio.run(run_clients(stack.port, token, args.clients, args.warmup, args.turns_per_session, args.rate))
         load_before = os.getloadavg()
-        cpu_before = {"gunicorn": process_cpu_seconds(gunicorn.pid), "model": process_cpu_seconds(model.pid)}
+        redis = stack.procs["redis"]
+        cpu_before = {
+            "gunicorn": process_cpu_seconds(gunicorn.pid),
+            "model": process_cpu_seconds(model.pid),
+            "redis": process_cpu_seconds(redis.pid),
+        }
         own_before = resource.getrusage(resource.RUSAGE_SELF)
         machine_before = machine_cpu_ticks()
         wall_started = time.monotonic()
@@ -427,17 +473,19 @@ def run(args, database_url: str) -> dict:
         own_after = resource.getrusage(resource.RUSAGE_SELF)
         machine_after = machine_cpu_ticks()
         cpu = {
-            "gunicorn_s": round(process_cpu_seconds(gunicorn.pid) - cpu_before["gunicorn"], 1),
-            "model_s": round(process_cpu_seconds(model.pid) - cpu_before["model"], 1),
-            "clients_s": round(own_after.ru_utime + own_after.ru_stime - own_before.ru_utime - own_before.ru_stime, 1),
-            "wall_s": round(wall, 1),
-            # every process on the machine (PostgreSQL, Redis, other people's work included)
-            "machine_busy_pct": round(
-                100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1
-            ),
+            "gunicorn_s": process_cpu_seconds(gunicorn.pid) - cpu_before["gunicorn"],
+            "postgres_s": connections.postgres_cpu_s,
+            "redis_s": process_cpu_seconds(redis.pid) - cpu_before["redis"],
+            "model_s": process_cpu_seconds(model.pid) - cpu_before["model"],
+            # this process: the clients' event loop (and the connection sampler's thread)
+            "clients_s": own_after.ru_utime + own_after.ru_stime - own_before.ru_utime - own_before.ru_stime,
         }
-        if result["turns_accepted"]:
-            cpu["gunicorn_ms_per_turn"] = round(cpu["gunicorn_s"] * 1000 / result["turns_accepted"], 2)
+        cpu = cpu_report(cpu, result["turns_accepted"])
+        cpu["wall_s"] = round(wall, 1)
+        # every process on the machine (PostgreSQL, Redis, other people's work included)
+        cpu["machine_busy_pct"] = round(
+            100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1
+        )
         load_after = os.getloadavg()
     finally:
         stack.stop()
