@@ -53,9 +53,9 @@ TURN_QUERIES = [
     (r'UPDATE "conversations_message" SET "status" = \'processed\'', "the inbound message is answered"),
     (r"RELEASE SAVEPOINT", "commit"),
 ]
-# With the knowledge router on, before the history: the router's own read of the catalog
-# version (knowledge.routing_service: its index is rebuilt when the version moves).
-ROUTER_QUERY = (r'SELECT "knowledge_catalogstate"."version"', "the router's index checks the catalog version")
+# The knowledge router reads the catalog version too (knowledge.routing_service: its index is
+# rebuilt when the version moves); within a turn that read is shared with the turn's own
+# (knowledge.selectors.catalog_version_read_once), so the router adds no query.
 
 
 def turn_statements(api_client, chat_session, scripted_llm) -> list[str]:
@@ -78,10 +78,24 @@ def test_an_answered_turn_is_these_queries(api_client, chat_session, scripted_ll
     assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
 
 
-def test_the_knowledge_router_adds_one_query(api_client, chat_session, scripted_llm, settings):
+def test_the_knowledge_router_adds_no_query(api_client, chat_session, scripted_llm, settings):
     settings.AGENT_KNOWLEDGE_ROUTER = True
-    expected = [*TURN_QUERIES[:7], ROUTER_QUERY, *TURN_QUERIES[7:]]
-    assert_statements(turn_statements(api_client, chat_session, scripted_llm), expected)
+    assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
+
+
+def test_the_catalog_version_is_read_again_outside_a_turn():
+    from knowledge.selectors import catalog_version_get, catalog_version_read_once, catalog_version_reread
+
+    with CaptureQueriesContext(connection) as outside:
+        catalog_version_get()
+        catalog_version_get()
+    with CaptureQueriesContext(connection) as inside, catalog_version_read_once():
+        first = catalog_version_get()
+        assert catalog_version_get() == first
+        catalog_version_reread()
+        catalog_version_get()
+    assert len(outside.captured_queries) == 2
+    assert len(inside.captured_queries) == 2  # once, and once more after the reread
 
 
 def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, scripted_llm, django_assert_num_queries):
