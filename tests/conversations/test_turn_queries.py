@@ -46,7 +46,7 @@ TURN_QUERIES = [
     ),
     (r"SAVEPOINT", "turn_close's transaction: reply, hand-off, session status and inbound status together"),
     (
-        r'SELECT .* FROM "conversations_session" .* FOR UPDATE OF "conversations_session"',
+        r'SELECT "conversations_session"."status" FROM "conversations_session" .* FOR UPDATE$',
         "the session locked again: its status now (a concurrent close or hand-off), and a hand-off's transition",
     ),
     (r'INSERT INTO "conversations_message"', "the reply, with the stored response (idempotent replays read it)"),

@@ -9,7 +9,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import transaction
+from django.db import DatabaseError, connection, transaction
+from django.utils import timezone
 
 from conversations.context.services import PreparedContext
 from conversations.exceptions import SessionNotFoundError, SessionNotOpenError
@@ -24,6 +25,34 @@ from .outcome import TurnOutcome
 
 def session_lock(session_id: int) -> Session:
     return Session.objects.select_for_update(of=("self",)).get(pk=session_id)
+
+
+# The turn's own writes to rows it already holds, written by hand: the ORM compiled each of these
+# one-row statements on every turn (about a third of a millisecond of CPU apiece).
+_SESSION = Session._meta.db_table
+_MESSAGE = Message._meta.db_table
+_SESSION_STATUS_LOCKED = f'SELECT "{_SESSION}"."status" FROM "{_SESSION}" WHERE "{_SESSION}"."id" = %s FOR UPDATE'
+_SESSION_SEED = (
+    f'UPDATE "{_SESSION}" SET "context_enrichment_count" = 0, "updated_at" = %s WHERE "{_SESSION}"."id" = %s'
+)
+_MESSAGE_STATUS = f'UPDATE "{_MESSAGE}" SET "status" = %s WHERE "{_MESSAGE}"."id" = %s'
+
+
+def session_status_lock(session_id: int) -> str:
+    """Lock the session row (inside a transaction) and return its status now."""
+    with connection.cursor() as cursor:
+        cursor.execute(_SESSION_STATUS_LOCKED, [session_id])
+        row = cursor.fetchone()
+    if row is None:
+        raise Session.DoesNotExist(f"session {session_id} no longer exists")
+    return row[0]
+
+
+def _execute_one_row(sql: str, params: list) -> None:
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        if cursor.rowcount != 1:
+            raise DatabaseError(f"expected one row, {cursor.rowcount} changed")
 
 
 @dataclass(frozen=True)
@@ -76,7 +105,8 @@ def turn_open(
         # The seed: the enrichment counter restarts with every inbound message (and updated_at
         # is the session's last activity, shown by the API and the admin).
         session.context_enrichment_count = 0
-        session.save(update_fields=["context_enrichment_count", "updated_at"])
+        session.updated_at = timezone.now()
+        _execute_one_row(_SESSION_SEED, [session.updated_at, session.pk])
         session.collected_packages = list(session.collected_packages or [])
     return OpenedTurn(session=session, inbound=inbound, context=prepared)
 
@@ -106,17 +136,17 @@ def turn_close(
     grounding = grounding_record(outcome.grounding)
     is_handoff = outcome.status == MessageStatus.HANDOFF
     with transaction.atomic():
-        locked = session_lock(session.pk)
-        hands_off_session = is_handoff and locked.status == SessionStatus.OPEN
+        status_now = session_status_lock(session.pk)  # a concurrent close or hand-off shows here
+        hands_off_session = is_handoff and status_now == SessionStatus.OPEN
         stored = {
-            "session_id": locked.pk,
+            "session_id": session.pk,
             "status": outcome.status,
             "reply": outcome.reply,
             "handoff": {"reason": outcome.handoff_reason, "detail": outcome.handoff_detail} if is_handoff else None,
             "packages": [{"id": pid, "revision": rev} for pid, rev in outcome.packages.items()],
             "catalog_version": outcome.catalog_version,
             "timings_ms": timings,
-            "session_status": SessionStatus.HANDED_OFF if hands_off_session else locked.status,
+            "session_status": SessionStatus.HANDED_OFF if hands_off_session else status_now,
             "contextSnapshotId": inbound.context_snapshot_id,
             "grounding": grounding,
             **(extra or {}),
@@ -124,7 +154,7 @@ def turn_close(
         if outcome.ontology is not None:
             stored["ontology"] = outcome.ontology
         reply = Message(
-            session=locked,
+            session=session,
             role=MessageRole.ASSISTANT,
             text=outcome.reply,
             status=outcome.status,
@@ -141,12 +171,13 @@ def turn_close(
         reply.save()
         if is_handoff:
             handoff = Handoff(
-                session=locked, message=reply, reason=outcome.handoff_reason, detail=outcome.handoff_detail
+                session=session, message=reply, reason=outcome.handoff_reason, detail=outcome.handoff_detail
             )
             handoff.full_clean(exclude=["session", "message"])  # both rows are this transaction's
             handoff.save()
             if hands_off_session:
-                session_transition(session=locked, status=SessionStatus.HANDED_OFF)
+                session.status = status_now  # the locked row's, not the turn's opening read
+                session_transition(session=session, status=SessionStatus.HANDED_OFF)
         inbound.status = MessageStatus.PROCESSED
-        inbound.save(update_fields=["status"])
+        _execute_one_row(_MESSAGE_STATUS, [MessageStatus.PROCESSED, inbound.pk])
     return response_with_id(stored, reply.pk)
