@@ -20,45 +20,35 @@ from rest_framework import exceptions
 from rest_framework.authentication import TokenAuthentication
 
 from accounts.models import Membership, Tenant
-
-
-def _select(model) -> tuple[list[str], str]:
-    table = model._meta.db_table
-    fields = model._meta.concrete_fields
-    return [f.attname for f in fields], ", ".join(f'"{table}"."{f.column}"' for f in fields)
+from common.raw_select import columns, row_instances
 
 
 @lru_cache(maxsize=4)
-def _token_query(token_model) -> tuple[str, list[tuple[type, list[str]]]]:
+def _token_query(token_model) -> tuple[str, list]:
     user_model = get_user_model()
     models = [token_model, user_model, Membership, Tenant]
-    selects = [_select(model) for model in models]
     token, user, membership, tenant = (model._meta.db_table for model in models)
     user_fk = token_model._meta.get_field("user").column
+    user_pk = user_model._meta.pk.column
     sql = (
-        f"SELECT {', '.join(columns for _, columns in selects)} "
-        f'FROM "{token}" INNER JOIN "{user}" ON ("{token}"."{user_fk}" = "{user}"."{user_model._meta.pk.column}") '
-        f'LEFT OUTER JOIN "{membership}" ON ("{user}"."{user_model._meta.pk.column}" = "{membership}"."user_id") '
+        f"SELECT {', '.join(columns(model)[1] for model in models)} "
+        f'FROM "{token}" INNER JOIN "{user}" ON ("{token}"."{user_fk}" = "{user}"."{user_pk}") '
+        f'LEFT OUTER JOIN "{membership}" ON ("{user}"."{user_pk}" = "{membership}"."user_id") '
         f'LEFT OUTER JOIN "{tenant}" ON ("{membership}"."tenant_id" = "{tenant}"."id") '
         f'WHERE "{token}"."{token_model._meta.pk.column}" = %s'
     )
-    return sql, [(model, names) for model, (names, _) in zip(models, selects, strict=True)]
+    return sql, models
 
 
 def token_with_tenant(token_model, key: str):
     """The token with its user, the user's membership (or none) and its tenant; None if unknown."""
-    sql, shapes = _token_query(token_model)
+    sql, models = _token_query(token_model)
     with connections[DEFAULT_DB_ALIAS].cursor() as cursor:
         cursor.execute(sql, [key])
         row = cursor.fetchone()
     if row is None:
         return None
-    instances, start = [], 0
-    for model, names in shapes:
-        values = row[start : start + len(names)]
-        start += len(names)
-        instances.append(model.from_db(DEFAULT_DB_ALIAS, names, values) if values[0] is not None else None)
-    token, user, membership, tenant = instances
+    token, user, membership, tenant = row_instances(row, models)
     token_model._meta.get_field("user").set_cached_value(token, user)
     # user.membership: the reverse one-to-one (None cached means "has none", as select_related leaves it)
     Membership._meta.get_field("user").remote_field.set_cached_value(user, membership)

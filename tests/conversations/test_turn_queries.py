@@ -37,7 +37,7 @@ TURN_QUERIES = [
     ),
     (r"RELEASE SAVEPOINT", "commit: the message is accepted before the model is called"),
     (
-        r'SELECT "conversations_message"."role" .* FROM "conversations_message"',
+        r'SELECT "conversations_message"."role".* FROM "conversations_message"',
         "the history the model sees (last HISTORY_MESSAGES finished messages)",
     ),
     (
@@ -106,3 +106,26 @@ def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, sc
     # catalog version re-read before the second model call (an edit between calls shows at once)
     with django_assert_num_queries(len(TURN_QUERIES) + 5):
         assert send(api_client, chat_session, "Quanto custa?").json()["status"] == "answered"
+
+
+def test_the_hand_written_session_read_builds_what_the_orm_would(chat_session, tenant, other_tenant):
+    from django.db import transaction
+
+    from conversations.models import Session
+    from conversations.services.turns.session_rows import session_with_agent_lock
+
+    chat_session.collected_packages = ["PRICING_RULES", "DELIVERY"]
+    chat_session.save()
+    chat_session.agent.settings = {"temperature": 0.2}
+    chat_session.agent.save()
+    expected = Session.objects.select_related("agent").get(pk=chat_session.pk)
+    with transaction.atomic():
+        session = session_with_agent_lock(tenant=tenant, session_id=chat_session.pk)
+        assert session_with_agent_lock(tenant=other_tenant, session_id=chat_session.pk) is None
+        assert session_with_agent_lock(tenant=tenant, session_id=10**9) is None
+    for got, want in [(session, expected), (session.agent, expected.agent)]:
+        fields = type(want)._meta.concrete_fields
+        assert [getattr(got, f.attname) for f in fields] == [getattr(want, f.attname) for f in fields]
+    assert session.collected_packages == ["PRICING_RULES", "DELIVERY"]  # JSON, decoded as the ORM does
+    assert session.agent.settings == {"temperature": 0.2}
+    assert session.tenant is tenant

@@ -14,7 +14,8 @@ from django.utils import timezone
 
 from conversations.context.services import PreparedContext
 from conversations.exceptions import SessionNotFoundError, SessionNotOpenError
-from conversations.models import Handoff, Message, MessageRole, MessageStatus, Session, SessionStatus
+from common.raw_select import columns, row_instances
+from conversations.models import Agent, Handoff, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services.sessions import session_transition
 
 from .context_step import context_snapshot_store, context_validate
@@ -36,6 +37,32 @@ _SESSION_SEED = (
     f'UPDATE "{_SESSION}" SET "context_enrichment_count" = 0, "updated_at" = %s WHERE "{_SESSION}"."id" = %s'
 )
 _MESSAGE_STATUS = f'UPDATE "{_MESSAGE}" SET "status" = %s WHERE "{_MESSAGE}"."id" = %s'
+
+
+_SESSION_WITH_AGENT_LOCKED = (
+    f"SELECT {columns(Session)[1]}, {columns(Agent)[1]} "
+    f'FROM "{_SESSION}" INNER JOIN "{Agent._meta.db_table}" '
+    f'ON ("{_SESSION}"."agent_id" = "{Agent._meta.db_table}"."id") '
+    f'WHERE "{_SESSION}"."tenant_id" = %s AND "{_SESSION}"."id" = %s FOR UPDATE OF "{_SESSION}"'
+)
+
+
+def session_with_agent_lock(*, tenant, session_id) -> Session | None:
+    """The tenant's session, locked (inside a transaction), with its agent and tenant set; None if
+    the tenant has no such session."""
+    try:
+        session_id = int(session_id)
+    except (TypeError, ValueError):
+        return None
+    with connection.cursor() as cursor:
+        cursor.execute(_SESSION_WITH_AGENT_LOCKED, [tenant.pk, session_id])
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    session, agent = row_instances(row, [Session, Agent])
+    session.agent = agent
+    session.tenant = tenant  # the filter made it so: reading it later costs no query
+    return session
 
 
 def session_status_lock(session_id: int) -> str:
@@ -73,15 +100,9 @@ def turn_open(
     anything is written; a rejection raises and the transaction leaves nothing behind.
     """
     with transaction.atomic():
-        session = (
-            Session.objects.select_for_update(of=("self",))
-            .select_related("agent")
-            .filter(tenant=tenant, pk=session_id)
-            .first()
-        )
+        session = session_with_agent_lock(tenant=tenant, session_id=session_id)
         if session is None:
             raise SessionNotFoundError(details={"session_id": str(session_id)})
-        session.tenant = tenant  # the filter made it so: reading it later costs no query
         replay = idempotent_response(session=session, key=key, fingerprint=fingerprint, reclaim_abandoned=True)
         if replay is not None:
             return OpenedTurn(session=session, replay=replay)
