@@ -37,3 +37,32 @@ def row_instances(row, models: list, alias: str = DEFAULT_DB_ALIAS) -> list:
                 values[i] = field.from_db_value(values[i], None, connection)
         instances.append(model.from_db(alias, [f.attname for f in fields], values))
     return instances
+
+
+_insert_sql: dict[tuple[type, tuple[str, ...]], str] = {}
+
+
+def insert(instance, alias: str = DEFAULT_DB_ALIAS) -> None:
+    """``instance.save()`` for a new row of a model with an auto primary key and no save
+    signals or overridden ``save``: the same column values (each field's ``pre_save`` and
+    ``get_db_prep_save``, so ``auto_now_add`` and JSON encoding apply), one
+    ``INSERT ... RETURNING`` with its SQL written once per model."""
+    model = type(instance)
+    meta = model._meta
+    connection = connections[alias]
+    fields = [f for f in meta.concrete_fields if f is not meta.pk]
+    key = (model, tuple(f.column for f in fields))
+    sql = _insert_sql.get(key)
+    if sql is None:
+        names = ", ".join('"%s"' % f.column for f in fields)
+        placeholders = ", ".join(["%s"] * len(fields))
+        sql = _insert_sql[key] = (
+            f'INSERT INTO "{meta.db_table}" ({names}) VALUES ({placeholders}) '
+            f'RETURNING "{meta.db_table}"."{meta.pk.column}"'
+        )
+    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        instance.pk = cursor.fetchone()[0]
+    instance._state.adding = False
+    instance._state.db = alias

@@ -129,3 +129,31 @@ def test_the_hand_written_session_read_builds_what_the_orm_would(chat_session, t
     assert session.collected_packages == ["PRICING_RULES", "DELIVERY"]  # JSON, decoded as the ORM does
     assert session.agent.settings == {"temperature": 0.2}
     assert session.tenant is tenant
+
+
+def test_the_hand_written_insert_stores_what_save_would(chat_session, django_assert_num_queries):
+    from conversations.models import Message
+    from common.raw_select import insert
+
+    def message():
+        return Message(
+            session=chat_session,
+            role="assistant",
+            text="Olá",
+            status="answered",
+            packages=[{"id": "PRICING_RULES", "revision": 2}],
+            timings_ms={"total": 3},
+            grounding=None,
+            response={"reply": "Olá", "nested": {"ü": [1, 2.5, None]}},
+        )
+
+    saved = message()
+    saved.save()
+    written = message()
+    with django_assert_num_queries(1):
+        insert(written)
+    assert written.pk and written.pk != saved.pk and not written._state.adding and written.created_at
+    fields = [f.attname for f in Message._meta.concrete_fields if f.attname not in ("id", "created_at")]
+    stored = Message.objects.filter(pk__in=[saved.pk, written.pk]).order_by("id").values(*fields)
+    assert stored[0] == stored[1]
+    assert stored[1]["response"] == {"reply": "Olá", "nested": {"ü": [1, 2.5, None]}}

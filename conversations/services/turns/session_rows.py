@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from conversations.context.services import PreparedContext
 from conversations.exceptions import SessionNotFoundError, SessionNotOpenError
-from common.raw_select import columns, row_instances
+from common.raw_select import columns, insert, row_instances
 from conversations.models import Agent, Handoff, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services.sessions import session_transition
 
@@ -122,7 +122,7 @@ def turn_open(
         # Not the session: its row is locked above, so neither its existence (a SELECT) nor the
         # idempotency key's uniqueness (checked under the lock, and a database constraint) needs a query.
         inbound.full_clean(exclude=["session", "context_snapshot"])
-        inbound.save()
+        insert(inbound)  # inbound.save(), its INSERT written once (common.raw_select)
         # The seed: the enrichment counter restarts with every inbound message (and updated_at
         # is the session's last activity, shown by the API and the admin).
         session.context_enrichment_count = 0
@@ -189,7 +189,7 @@ def turn_close(
             grounding=grounding,
             response=stored,
         )
-        reply.save()
+        insert(reply)
         if is_handoff:
             handoff = Handoff(
                 session=session, message=reply, reason=outcome.handoff_reason, detail=outcome.handoff_detail
