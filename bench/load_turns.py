@@ -13,6 +13,8 @@ together offer ``--rate`` turns per second (0: as fast as answered), opening a
 fresh session every ``--turns-per-session`` turns (so ``POST /sessions`` is
 measured too).
 
+    .venv/bin/python bench/load_turns.py all        # every run below, one after the other, and a summary table
+    .venv/bin/python bench/load_turns.py light      # 20 clients offering 40 turns/s (unsaturated), zero-latency model
     .venv/bin/python bench/load_turns.py fast       # 20 clients offering 150 turns/s, zero-latency model, 30 s
     .venv/bin/python bench/load_turns.py sustained  # the same for 60 s
     .venv/bin/python bench/load_turns.py max        # 20 clients, closed loop: the throughput ceiling
@@ -52,6 +54,7 @@ DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/contexto_load_turns"
 # rate: turns per second offered by all clients together (each paced at rate/clients); 0 = each
 # client sends its next turn as soon as the last is answered (a closed loop: the throughput ceiling).
 PRESETS = {
+    "light": {"clients": 20, "seconds": 30.0, "model_delay": 0.0, "rate": 40.0},
     "fast": {"clients": 20, "seconds": 30.0, "model_delay": 0.0, "rate": 150.0},
     "sustained": {"clients": 20, "seconds": 60.0, "model_delay": 0.0, "rate": 150.0},
     "max": {"clients": 20, "seconds": 30.0, "model_delay": 0.0, "rate": 0.0},
@@ -509,9 +512,35 @@ def run(args, database_url: str) -> dict:
     }
 
 
+SUMMARY_HEADER = (
+    "| run | clients | offered | model | turns/s | turn p50 / p95 / p99 ms | overhead p50 / p95 / p99 ms "
+    "| errors / lost | CPU ms/turn: gunicorn / postgres / redis / model / clients = total | projected turns/s "
+    "(server only) | load avg |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+)
+
+
+def summary_row(result: dict) -> str:
+    """One Markdown table row of a run (the README's load table)."""
+    turn = result["endpoints"].get("POST /sessions/{id}/messages", {})
+    over = result["turn_overhead"]
+    cpu = result["cpu"].get("ms_per_turn", {})
+    projected = result["cpu"].get("projected_turns_per_s", {})
+    offered = result["offered_turns_per_s"]
+    return (
+        f"| {result['preset']} | {result['clients']} | {offered if isinstance(offered, str) else f'{offered:g}/s'} "
+        f"| {result['model_delay_s']:g} s | {result['turns_per_s']} "
+        f"| {turn.get('p50_ms')} / {turn.get('p95_ms')} / {turn.get('p99_ms')} "
+        f"| {over.get('p50_ms')} / {over.get('p95_ms')} / {over.get('p99_ms')} "
+        f"| {result['errors']} / {result['stored']['lost']} of {result['stored']['accepted_turns']:,} "
+        f"| {' / '.join(str(cpu.get(k)) for k in ('gunicorn', 'postgres', 'redis', 'model', 'clients'))} "
+        f"= {cpu.get('total')} | {projected.get('whole_stack')} ({projected.get('server_only')}) "
+        f"| {result['loadavg_before'][0]} → {result['loadavg_after'][0]} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("preset", nargs="?", default="fast", choices=sorted(PRESETS))
+    parser.add_argument("preset", nargs="?", default="fast", choices=[*PRESETS, "all"])
     parser.add_argument("--clients", type=int)
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--model-delay", type=float)
@@ -526,17 +555,25 @@ def main() -> None:
     if args.serve_model:
         serve_model(args.serve_model, args.model_delay or 0.0)
         return
-    for key, value in PRESETS[args.preset].items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    # Bounded: the run stops by itself even if the clients' deadline were missed.
-    if args.seconds > 600 or args.clients > 500:
-        raise SystemExit("at most 600 s and 500 clients")
     database_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     ensure_database(database_url)
-    result = run(args, database_url)
-    print(json.dumps({"preset": args.preset, **result}), flush=True)
-    if result["stored"]["lost"] or result["stored"]["unfinished_inbound"]:
+    results = []
+    for preset in PRESETS if args.preset == "all" else [args.preset]:
+        run_args = argparse.Namespace(**vars(args))
+        for key, value in PRESETS[preset].items():
+            if getattr(args, key) is None:
+                setattr(run_args, key, value)
+        # Bounded: the run stops by itself even if the clients' deadline were missed.
+        if run_args.seconds > 600 or run_args.clients > 500:
+            raise SystemExit("at most 600 s and 500 clients")
+        result = {"preset": preset, **run(run_args, database_url)}
+        print(json.dumps(result), flush=True)
+        results.append(result)
+    print(SUMMARY_HEADER)
+    for result in results:
+        print(summary_row(result))
+    print(f"cores: {os.cpu_count()}; CPU = process CPU time per accepted turn (sessions included)", flush=True)
+    if any(r["stored"]["lost"] or r["stored"]["unfinished_inbound"] for r in results):
         sys.exit(1)
 
 
