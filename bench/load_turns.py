@@ -569,10 +569,14 @@ def main() -> None:
         result = {"preset": preset, **run(run_args, database_url)}
         print(json.dumps(result), flush=True)
         results.append(result)
-    print(SUMMARY_HEADER)
+    # After "all" on stdout; after one run on stderr, so that stdout's last line stays the run's JSON.
+    out = sys.stdout if args.preset == "all" else sys.stderr
+    print(SUMMARY_HEADER, file=out)
     for result in results:
-        print(summary_row(result))
-    print(f"cores: {os.cpu_count()}; CPU = process CPU time per accepted turn (sessions included)", flush=True)
+        print(summary_row(result), file=out)
+    print(
+        f"cores: {os.cpu_count()}; CPU = process CPU time per accepted turn (sessions included)", file=out, flush=True
+    )
     if any(r["stored"]["lost"] or r["stored"]["unfinished_inbound"] for r in results):
         sys.exit(1)
 
