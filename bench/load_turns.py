@@ -13,6 +13,8 @@ together offer ``--rate`` turns per second (0: as fast as answered), opening a
 fresh session every ``--turns-per-session`` turns (so ``POST /sessions`` is
 measured too).
 
+    .venv/bin/python bench/load_turns.py all        # every run below, one after the other, and a summary table
+    .venv/bin/python bench/load_turns.py light      # 20 clients offering 40 turns/s (unsaturated), zero-latency model
     .venv/bin/python bench/load_turns.py fast       # 20 clients offering 150 turns/s, zero-latency model, 30 s
     .venv/bin/python bench/load_turns.py sustained  # the same for 60 s
     .venv/bin/python bench/load_turns.py max        # 20 clients, closed loop: the throughput ceiling
@@ -52,6 +54,7 @@ DEFAULT_DB = "postgres://postgres@127.0.0.1:5432/contexto_load_turns"
 # rate: turns per second offered by all clients together (each paced at rate/clients); 0 = each
 # client sends its next turn as soon as the last is answered (a closed loop: the throughput ceiling).
 PRESETS = {
+    "light": {"clients": 20, "seconds": 30.0, "model_delay": 0.0, "rate": 40.0},
     "fast": {"clients": 20, "seconds": 30.0, "model_delay": 0.0, "rate": 150.0},
     "sustained": {"clients": 20, "seconds": 60.0, "model_delay": 0.0, "rate": 150.0},
     "max": {"clients": 20, "seconds": 30.0, "model_delay": 0.0, "rate": 0.0},
@@ -287,14 +290,14 @@ def stored_check(database_url: str, accepted: list[tuple[int, int]], sessions: l
 # --- the run ---------------------------------------------------------------------------------
 
 
-def process_cpu_seconds(pid: int) -> float:
+def process_cpu_seconds(pid: int, children: bool = True) -> float:
     """utime + stime of a process and its live children (gunicorn's workers), from /proc."""
     total = 0.0
     tick = os.sysconf("SC_CLK_TCK")
     pids = [pid]
     try:
-        children = Path(f"/proc/{pid}/task/{pid}/children").read_text().split()
-        pids += [int(c) for c in children]
+        if children:
+            pids += [int(c) for c in Path(f"/proc/{pid}/task/{pid}/children").read_text().split()]
     except OSError:
         pass
     for p in pids:
@@ -328,21 +331,44 @@ def wait_workers_settled(master: int, limit: float = 180.0) -> float:
 
 
 class ConnectionSampler:
-    """The most connections the bench database had open at once, sampled every 0.2 s."""
+    """The most connections the bench database had open at once, sampled every 0.2 s, and the CPU
+    its PostgreSQL backends spent meanwhile (each backend's CPU at its first and last sighting:
+    PostgreSQL's shared processes, the WAL writer among them, are not counted)."""
 
     def __init__(self, database_url: str):
         self.database_url = database_url
         self.peak = 0
+        self.backend_cpu_first: dict[int, float] = {}
+        self.backend_cpu_last: dict[int, float] = {}
         self._stop = threading.Event()
         self._thread = threading.Thread(target=self._run, daemon=True)
+        self._first = True
+
+    def _sample(self, conn) -> None:
+        pids = [
+            row[0]
+            for row in conn.execute(
+                "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
+            ).fetchall()
+        ]
+        self.peak = max(self.peak, len(pids))
+        for pid in pids:
+            cpu = process_cpu_seconds(pid, children=False)
+            # A backend first seen after the start began during the run: all its CPU counts.
+            self.backend_cpu_first.setdefault(pid, cpu if self._first else 0.0)
+            self.backend_cpu_last[pid] = cpu
+        self._first = False
 
     def _run(self) -> None:
         with psycopg.connect(self.database_url, autocommit=True) as conn:
+            self._sample(conn)
             while not self._stop.wait(0.2):
-                count = conn.execute(
-                    "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()"
-                ).fetchone()[0]
-                self.peak = max(self.peak, count)
+                self._sample(conn)
+            self._sample(conn)
+
+    @property
+    def postgres_cpu_s(self) -> float:
+        return sum(self.backend_cpu_last[pid] - first for pid, first in self.backend_cpu_first.items())
 
     def __enter__(self) -> "ConnectionSampler":
         self._thread.start()
@@ -351,6 +377,24 @@ class ConnectionSampler:
     def __exit__(self, *exc) -> None:
         self._stop.set()
         self._thread.join(timeout=5)
+
+
+def cpu_report(seconds: dict[str, float], turns: int, cores: int | None = None) -> dict:
+    """CPU seconds per component, the same in ms per accepted turn, and the turns per second the
+    machine's cores would carry if this stack had them to itself (cores × 1000 / total ms per turn).
+    The per-turn figures include the sessions the clients opened (one per ``--turns-per-session``)."""
+    cores = cores or os.cpu_count() or 1
+    report: dict = {name: round(value, 2) for name, value in seconds.items()}
+    if turns:
+        per_turn = {name.removesuffix("_s"): round(value * 1000 / turns, 2) for name, value in seconds.items()}
+        total = sum(seconds.values()) * 1000 / turns
+        report["ms_per_turn"] = {**per_turn, "total": round(total, 2)}
+        report["projected_turns_per_s"] = {
+            "cores": cores,
+            "whole_stack": round(cores * 1000 / total, 1) if total else None,
+            "server_only": round(cores * 1000 / (total - per_turn["clients"] - per_turn["model"]), 1),
+        }
+    return report
 
 
 def machine_cpu_ticks() -> tuple[int, int]:
@@ -415,7 +459,12 @@ def run(args, database_url: str) -> dict:
         # Warm every worker (imports, the router's index) with as many clients as the run has.
         asyncio.run(run_clients(stack.port, token, args.clients, args.warmup, args.turns_per_session, args.rate))
         load_before = os.getloadavg()
-        cpu_before = {"gunicorn": process_cpu_seconds(gunicorn.pid), "model": process_cpu_seconds(model.pid)}
+        redis = stack.procs["redis"]
+        cpu_before = {
+            "gunicorn": process_cpu_seconds(gunicorn.pid),
+            "model": process_cpu_seconds(model.pid),
+            "redis": process_cpu_seconds(redis.pid),
+        }
         own_before = resource.getrusage(resource.RUSAGE_SELF)
         machine_before = machine_cpu_ticks()
         wall_started = time.monotonic()
@@ -427,17 +476,19 @@ def run(args, database_url: str) -> dict:
         own_after = resource.getrusage(resource.RUSAGE_SELF)
         machine_after = machine_cpu_ticks()
         cpu = {
-            "gunicorn_s": round(process_cpu_seconds(gunicorn.pid) - cpu_before["gunicorn"], 1),
-            "model_s": round(process_cpu_seconds(model.pid) - cpu_before["model"], 1),
-            "clients_s": round(own_after.ru_utime + own_after.ru_stime - own_before.ru_utime - own_before.ru_stime, 1),
-            "wall_s": round(wall, 1),
-            # every process on the machine (PostgreSQL, Redis, other people's work included)
-            "machine_busy_pct": round(
-                100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1
-            ),
+            "gunicorn_s": process_cpu_seconds(gunicorn.pid) - cpu_before["gunicorn"],
+            "postgres_s": connections.postgres_cpu_s,
+            "redis_s": process_cpu_seconds(redis.pid) - cpu_before["redis"],
+            "model_s": process_cpu_seconds(model.pid) - cpu_before["model"],
+            # this process: the clients' event loop (and the connection sampler's thread)
+            "clients_s": own_after.ru_utime + own_after.ru_stime - own_before.ru_utime - own_before.ru_stime,
         }
-        if result["turns_accepted"]:
-            cpu["gunicorn_ms_per_turn"] = round(cpu["gunicorn_s"] * 1000 / result["turns_accepted"], 2)
+        cpu = cpu_report(cpu, result["turns_accepted"])
+        cpu["wall_s"] = round(wall, 1)
+        # every process on the machine (PostgreSQL, Redis, other people's work included)
+        cpu["machine_busy_pct"] = round(
+            100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1
+        )
         load_after = os.getloadavg()
     finally:
         stack.stop()
@@ -461,9 +512,35 @@ def run(args, database_url: str) -> dict:
     }
 
 
+SUMMARY_HEADER = (
+    "| run | clients | offered | model | turns/s | turn p50 / p95 / p99 ms | overhead p50 / p95 / p99 ms "
+    "| errors / lost | CPU ms/turn: gunicorn / postgres / redis / model / clients = total | projected turns/s "
+    "(server only) | load avg |\n|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"
+)
+
+
+def summary_row(result: dict) -> str:
+    """One Markdown table row of a run (the README's load table)."""
+    turn = result["endpoints"].get("POST /sessions/{id}/messages", {})
+    over = result["turn_overhead"]
+    cpu = result["cpu"].get("ms_per_turn", {})
+    projected = result["cpu"].get("projected_turns_per_s", {})
+    offered = result["offered_turns_per_s"]
+    return (
+        f"| {result['preset']} | {result['clients']} | {offered if isinstance(offered, str) else f'{offered:g}/s'} "
+        f"| {result['model_delay_s']:g} s | {result['turns_per_s']} "
+        f"| {turn.get('p50_ms')} / {turn.get('p95_ms')} / {turn.get('p99_ms')} "
+        f"| {over.get('p50_ms')} / {over.get('p95_ms')} / {over.get('p99_ms')} "
+        f"| {result['errors']} / {result['stored']['lost']} of {result['stored']['accepted_turns']:,} "
+        f"| {' / '.join(str(cpu.get(k)) for k in ('gunicorn', 'postgres', 'redis', 'model', 'clients'))} "
+        f"= {cpu.get('total')} | {projected.get('whole_stack')} ({projected.get('server_only')}) "
+        f"| {result['loadavg_before'][0]} → {result['loadavg_after'][0]} |"
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("preset", nargs="?", default="fast", choices=sorted(PRESETS))
+    parser.add_argument("preset", nargs="?", default="fast", choices=[*PRESETS, "all"])
     parser.add_argument("--clients", type=int)
     parser.add_argument("--seconds", type=float)
     parser.add_argument("--model-delay", type=float)
@@ -478,17 +555,29 @@ def main() -> None:
     if args.serve_model:
         serve_model(args.serve_model, args.model_delay or 0.0)
         return
-    for key, value in PRESETS[args.preset].items():
-        if getattr(args, key) is None:
-            setattr(args, key, value)
-    # Bounded: the run stops by itself even if the clients' deadline were missed.
-    if args.seconds > 600 or args.clients > 500:
-        raise SystemExit("at most 600 s and 500 clients")
     database_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     ensure_database(database_url)
-    result = run(args, database_url)
-    print(json.dumps({"preset": args.preset, **result}), flush=True)
-    if result["stored"]["lost"] or result["stored"]["unfinished_inbound"]:
+    results = []
+    for preset in PRESETS if args.preset == "all" else [args.preset]:
+        run_args = argparse.Namespace(**vars(args))
+        for key, value in PRESETS[preset].items():
+            if getattr(args, key) is None:
+                setattr(run_args, key, value)
+        # Bounded: the run stops by itself even if the clients' deadline were missed.
+        if run_args.seconds > 600 or run_args.clients > 500:
+            raise SystemExit("at most 600 s and 500 clients")
+        result = {"preset": preset, **run(run_args, database_url)}
+        print(json.dumps(result), flush=True)
+        results.append(result)
+    # After "all" on stdout; after one run on stderr, so that stdout's last line stays the run's JSON.
+    out = sys.stdout if args.preset == "all" else sys.stderr
+    print(SUMMARY_HEADER, file=out)
+    for result in results:
+        print(summary_row(result), file=out)
+    print(
+        f"cores: {os.cpu_count()}; CPU = process CPU time per accepted turn (sessions included)", file=out, flush=True
+    )
+    if any(r["stored"]["lost"] or r["stored"]["unfinished_inbound"] for r in results):
         sys.exit(1)
 
 

@@ -109,6 +109,25 @@ class FailOpenRedisCache(RedisCache):
                 self.retry_seconds,
             )
 
+    def incr_window(self, key: str, previous_key: str, timeout: int) -> tuple[int, int]:
+        """Add one to ``key`` (created with ``timeout``) and read ``previous_key``: one round trip
+        (common.throttling). Stored as plain integers, which ``get`` reads back."""
+        if self.redis_available:
+            try:
+                current_key, before_key = self.make_and_validate_key(key), self.make_and_validate_key(previous_key)
+                pipe = self._cache.get_client(current_key, write=True).pipeline(transaction=False)
+                pipe.incr(current_key)
+                pipe.expire(current_key, timeout)
+                pipe.get(before_key)
+                current, _, previous = pipe.execute()
+            except RedisError as exc:
+                self._open(exc)
+            else:
+                return int(current), int(previous or 0)
+        from common.throttling import window_counts
+
+        return window_counts(self._fallback, key, previous_key, timeout)
+
     def ping(self) -> None:
         """Raise unless Redis answers now (readiness probe; ignores the circuit)."""
         self._cache.get_client(write=False).ping()

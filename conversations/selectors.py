@@ -1,7 +1,8 @@
+from django.db import connection
 from django.db.models import QuerySet
 
 from conversations.exceptions import SessionNotFoundError
-from conversations.models import Message, Session
+from conversations.models import Message, MessageStatus, Session
 
 
 def session_get(*, tenant, session_id) -> Session:
@@ -17,12 +18,16 @@ def session_messages(*, session: Session) -> QuerySet[Message]:
     return session.messages.select_related("handoff").order_by("created_at", "id")
 
 
+# Every turn reads it: written once instead of compiled by the ORM on each call.
+_HISTORY_SQL = (
+    'SELECT "{t}"."role", "{t}"."text" FROM "{t}" WHERE "{t}"."session_id" = %s AND "{t}"."id" < %s'
+    ' AND NOT ("{t}"."status" = %s) ORDER BY "{t}"."id" DESC LIMIT %s'
+).format(t=Message._meta.db_table)
+
+
 def session_history(*, session: Session, before: Message, limit: int) -> list[tuple[str, str]]:
     """The last ``limit`` finished messages before ``before``, oldest first, as (role, text)."""
-    rows = (
-        session.messages.filter(id__lt=before.id)
-        .exclude(status="received")
-        .order_by("-id")
-        .values_list("role", "text")[:limit]
-    )
-    return list(reversed(rows))
+    with connection.cursor() as cursor:
+        cursor.execute(_HISTORY_SQL, [session.pk, before.id, MessageStatus.RECEIVED, limit])
+        rows = cursor.fetchall()
+    return [(role, text) for role, text in reversed(rows)]

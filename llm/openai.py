@@ -1,18 +1,30 @@
 """Any OpenAI-compatible ``/chat/completions`` endpoint over plain HTTP.
 
 Works with OpenAI, vLLM, Ollama and llama.cpp servers. Uses the standard
-library (``urllib``) on purpose: one POST with a timeout does not justify a
+library (``http.client``) on purpose: one POST with a timeout does not justify a
 client dependency. Every failure becomes ``ProviderUnavailable`` with a short
 reason code; transient ones (network, timeout, 429, 5xx) are retried
 ``max_retries`` times with a short backoff.
+
+Each thread keeps its connection to the endpoint open between calls (HTTP/1.1
+keep-alive): a new TCP (and TLS) connection per call cost the server and the
+model's host CPU on every turn. A kept connection the server has closed since
+(its idle timeout) fails before any response arrives; the call is then sent
+once more on a new connection, without counting as an attempt. With a proxy
+configured for the endpoint (``HTTP_PROXY``/``HTTPS_PROXY``, not bypassed by
+``NO_PROXY``) the call goes through ``urllib``, which honours it, one connection
+per call as before.
 """
 
 from __future__ import annotations
 
+import http.client
 import json
 import socket
+import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from typing import Any
 
@@ -38,6 +50,14 @@ class OpenAICompatibleProvider:
         self.settings = settings
         self.endpoint = settings.base_url.rstrip("/") + "/chat/completions"
         self._sleep = sleep
+        url = urllib.parse.urlsplit(self.endpoint)
+        self._https = url.scheme == "https"
+        self._host, self._port = url.hostname or "", url.port
+        self._path = url.path + (f"?{url.query}" if url.query else "")
+        proxies = urllib.request.getproxies()
+        self._proxied = bool(proxies.get(url.scheme)) and not urllib.request.proxy_bypass(url.netloc)
+        self._local = threading.local()  # this thread's kept-alive connection
+        self.connections_opened = 0
 
     def _payload(self, request: LLMRequest) -> bytes:
         body: dict[str, Any] = {
@@ -57,6 +77,54 @@ class OpenAICompatibleProvider:
         return headers
 
     def _post_once(self, payload: bytes) -> bytes:
+        if self._proxied or not self._host:
+            return self._post_once_urllib(payload)
+        for fresh in self._connection_attempts():
+            connection = self._connection(fresh)
+            try:
+                connection.request("POST", self._path, body=payload, headers=self._headers())
+                response = connection.getresponse()
+                raw = response.read(MAX_RESPONSE_BYTES + 1)
+            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+                self._drop()
+                if fresh:
+                    raise _Transient("network") from None
+                continue  # a kept connection the server had closed: once more on a new one
+            except (socket.timeout, TimeoutError):
+                self._drop()
+                raise _Transient("timeout") from None
+            except Exception:  # OSError, http.client.IncompleteRead, BadStatusLine, ...
+                self._drop()
+                raise _Transient("network") from None
+            if response.will_close or not response.isclosed():
+                self._drop()  # the server ends it, or the body was not read to its end
+            if response.status == 429 or response.status >= 500:
+                raise _Transient(f"http_{response.status}")
+            if response.status >= 400:
+                raise ProviderUnavailable(f"http_{response.status}")
+            return raw
+        raise AssertionError("unreachable")
+
+    def _connection_attempts(self):
+        yield getattr(self._local, "connection", None) is None
+        yield True
+
+    def _connection(self, fresh: bool) -> http.client.HTTPConnection:
+        connection = getattr(self._local, "connection", None)
+        if connection is None or fresh:
+            self._drop()
+            cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection
+            connection = self._local.connection = cls(self._host, self._port, timeout=self.settings.timeout)
+            self.connections_opened += 1
+        return connection
+
+    def _drop(self) -> None:
+        connection = getattr(self._local, "connection", None)
+        self._local.connection = None
+        if connection is not None:
+            connection.close()
+
+    def _post_once_urllib(self, payload: bytes) -> bytes:
         http_request = urllib.request.Request(self.endpoint, data=payload, headers=self._headers(), method="POST")
         try:
             with urllib.request.urlopen(http_request, timeout=self.settings.timeout) as response:

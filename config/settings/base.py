@@ -218,7 +218,9 @@ REST_FRAMEWORK = {
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PAGINATION_CLASS": "common.pagination.DefaultPagination",
     "PAGE_SIZE": 50,
-    "DEFAULT_THROTTLE_CLASSES": ["rest_framework.throttling.UserRateThrottle"],
+    # DRF's UserRateThrottle, counted in two integers per user instead of a list of timestamps
+    # rewritten on every request (common/throttling.py).
+    "DEFAULT_THROTTLE_CLASSES": ["common.throttling.UserWindowRateThrottle"],
     "DEFAULT_THROTTLE_RATES": {"user": env("API_THROTTLE_RATE", default="1200/min")},
     # Unique component names for nested Input/Output serializers (common/openapi.py).
     "DEFAULT_SCHEMA_CLASS": "common.openapi.ContextoAutoSchema",

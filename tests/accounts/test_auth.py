@@ -160,3 +160,45 @@ def test_the_demo_account_curates_and_audits(db):
     assert list(validator.groups.values_list("name", flat=True)) == ["validators"]
     assert not validator.has_usable_password()
     assert validator.has_perm("ontology.validate_critical_chunk")
+
+
+def test_the_token_query_builds_what_select_related_would(user, tenant, django_assert_num_queries):
+    from rest_framework.authtoken.models import Token
+
+    from accounts.authentication import token_with_tenant
+
+    expected = Token.objects.select_related("user", "user__membership__tenant").get(user=user)
+    with django_assert_num_queries(1):
+        token = token_with_tenant(Token, expected.key)
+        # everything HasTenant and the views read is cached on the instances: no further query
+        assert token.user.membership.tenant == tenant
+        assert token.user.membership.user is token.user
+    for got, want in [
+        (token, expected),
+        (token.user, expected.user),
+        (token.user.membership, expected.user.membership),
+        (token.user.membership.tenant, expected.user.membership.tenant),
+    ]:
+        fields = type(want)._meta.concrete_fields
+        assert [getattr(got, f.attname) for f in fields] == [getattr(want, f.attname) for f in fields]
+        assert not got._state.adding and got._state.db == "default"
+    assert token_with_tenant(Token, "no-such-token") is None
+
+
+def test_a_token_of_a_user_without_tenant_is_403(db):
+    from rest_framework.authtoken.models import Token
+
+    user = get_user_model().objects.create_user(username="loner")
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")
+    response = client.get("/api/v1/packages")
+    assert response.status_code == 403
+    assert response.json()["error"]["code"] == "NO_TENANT"
+
+
+def test_a_token_of_an_inactive_user_is_401(api_client, user):
+    user.is_active = False
+    user.save()
+    response = api_client.get("/api/v1/packages")
+    assert response.status_code == 401
+    assert response.json()["error"]["code"] == "AUTHENTICATION_FAILED"

@@ -37,7 +37,7 @@ TURN_QUERIES = [
     ),
     (r"RELEASE SAVEPOINT", "commit: the message is accepted before the model is called"),
     (
-        r'SELECT "conversations_message"."role" .* FROM "conversations_message"',
+        r'SELECT "conversations_message"."role".* FROM "conversations_message"',
         "the history the model sees (last HISTORY_MESSAGES finished messages)",
     ),
     (
@@ -46,16 +46,16 @@ TURN_QUERIES = [
     ),
     (r"SAVEPOINT", "turn_close's transaction: reply, hand-off, session status and inbound status together"),
     (
-        r'SELECT .* FROM "conversations_session" .* FOR UPDATE OF "conversations_session"',
+        r'SELECT "conversations_session"."status" FROM "conversations_session" .* FOR UPDATE$',
         "the session locked again: its status now (a concurrent close or hand-off), and a hand-off's transition",
     ),
     (r'INSERT INTO "conversations_message"', "the reply, with the stored response (idempotent replays read it)"),
     (r'UPDATE "conversations_message" SET "status" = \'processed\'', "the inbound message is answered"),
     (r"RELEASE SAVEPOINT", "commit"),
 ]
-# With the knowledge router on, before the history: the router's own read of the catalog
-# version (knowledge.routing_service: its index is rebuilt when the version moves).
-ROUTER_QUERY = (r'SELECT "knowledge_catalogstate"."version"', "the router's index checks the catalog version")
+# The knowledge router reads the catalog version too (knowledge.routing_service: its index is
+# rebuilt when the version moves); within a turn that read is shared with the turn's own
+# (knowledge.selectors.catalog_version_read_once), so the router adds no query.
 
 
 def turn_statements(api_client, chat_session, scripted_llm) -> list[str]:
@@ -78,10 +78,24 @@ def test_an_answered_turn_is_these_queries(api_client, chat_session, scripted_ll
     assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
 
 
-def test_the_knowledge_router_adds_one_query(api_client, chat_session, scripted_llm, settings):
+def test_the_knowledge_router_adds_no_query(api_client, chat_session, scripted_llm, settings):
     settings.AGENT_KNOWLEDGE_ROUTER = True
-    expected = [*TURN_QUERIES[:7], ROUTER_QUERY, *TURN_QUERIES[7:]]
-    assert_statements(turn_statements(api_client, chat_session, scripted_llm), expected)
+    assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
+
+
+def test_the_catalog_version_is_read_again_outside_a_turn():
+    from knowledge.selectors import catalog_version_get, catalog_version_read_once, catalog_version_reread
+
+    with CaptureQueriesContext(connection) as outside:
+        catalog_version_get()
+        catalog_version_get()
+    with CaptureQueriesContext(connection) as inside, catalog_version_read_once():
+        first = catalog_version_get()
+        assert catalog_version_get() == first
+        catalog_version_reread()
+        catalog_version_get()
+    assert len(outside.captured_queries) == 2
+    assert len(inside.captured_queries) == 2  # once, and once more after the reread
 
 
 def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, scripted_llm, django_assert_num_queries):
@@ -92,3 +106,54 @@ def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, sc
     # catalog version re-read before the second model call (an edit between calls shows at once)
     with django_assert_num_queries(len(TURN_QUERIES) + 5):
         assert send(api_client, chat_session, "Quanto custa?").json()["status"] == "answered"
+
+
+def test_the_hand_written_session_read_builds_what_the_orm_would(chat_session, tenant, other_tenant):
+    from django.db import transaction
+
+    from conversations.models import Session
+    from conversations.services.turns.session_rows import session_with_agent_lock
+
+    chat_session.collected_packages = ["PRICING_RULES", "DELIVERY"]
+    chat_session.save()
+    chat_session.agent.settings = {"temperature": 0.2}
+    chat_session.agent.save()
+    expected = Session.objects.select_related("agent").get(pk=chat_session.pk)
+    with transaction.atomic():
+        session = session_with_agent_lock(tenant=tenant, session_id=chat_session.pk)
+        assert session_with_agent_lock(tenant=other_tenant, session_id=chat_session.pk) is None
+        assert session_with_agent_lock(tenant=tenant, session_id=10**9) is None
+    for got, want in [(session, expected), (session.agent, expected.agent)]:
+        fields = type(want)._meta.concrete_fields
+        assert [getattr(got, f.attname) for f in fields] == [getattr(want, f.attname) for f in fields]
+    assert session.collected_packages == ["PRICING_RULES", "DELIVERY"]  # JSON, decoded as the ORM does
+    assert session.agent.settings == {"temperature": 0.2}
+    assert session.tenant is tenant
+
+
+def test_the_hand_written_insert_stores_what_save_would(chat_session, django_assert_num_queries):
+    from conversations.models import Message
+    from common.raw_select import insert
+
+    def message():
+        return Message(
+            session=chat_session,
+            role="assistant",
+            text="Olá",
+            status="answered",
+            packages=[{"id": "PRICING_RULES", "revision": 2}],
+            timings_ms={"total": 3},
+            grounding=None,
+            response={"reply": "Olá", "nested": {"ü": [1, 2.5, None]}},
+        )
+
+    saved = message()
+    saved.save()
+    written = message()
+    with django_assert_num_queries(1):
+        insert(written)
+    assert written.pk and written.pk != saved.pk and not written._state.adding and written.created_at
+    fields = [f.attname for f in Message._meta.concrete_fields if f.attname not in ("id", "created_at")]
+    stored = Message.objects.filter(pk__in=[saved.pk, written.pk]).order_by("id").values(*fields)
+    assert stored[0] == stored[1]
+    assert stored[1]["response"] == {"reply": "Olá", "nested": {"ü": [1, 2.5, None]}}

@@ -2,6 +2,7 @@
 the replay script, the offline extractive provider and settings parsing."""
 
 import json
+import time
 
 import pytest
 
@@ -121,6 +122,49 @@ def test_openai_connection_refused_is_unavailable(llm_server):
     with pytest.raises(ProviderUnavailable) as exc:
         OpenAICompatibleProvider(settings).complete(_request())
     assert exc.value.reason in ("network", "timeout")
+
+
+def test_openai_keeps_its_connection_between_calls(llm_server):
+    llm_server.keep_alive = True
+    llm_server.reply("um").reply("dois").status(500).reply("três")
+    provider = _openai(llm_server, max_retries=1)
+    assert provider.complete(_request()).text == "um"
+    assert provider.complete(_request()).text == "dois"
+    assert provider.complete(_request()).text == "três"  # after a 500, retried on the same connection
+    assert provider.connections_opened == 1
+    assert len({r.client_port for r in llm_server.requests}) == 1
+
+
+def test_openai_sends_again_on_a_new_connection_when_the_kept_one_was_closed(llm_server):
+    llm_server.keep_alive = True
+    llm_server.reply_then_close("um").reply("dois")
+    provider = _openai(llm_server, max_retries=0)
+    assert provider.complete(_request()).text == "um"
+    time.sleep(0.05)  # the server closes its side
+    result = provider.complete(_request())
+    assert (result.text, result.attempts) == ("dois", 1)  # not a retry: nothing reached the server
+    assert provider.connections_opened == 2
+    assert len(llm_server.requests) == 2
+
+
+def test_openai_without_keep_alive_opens_a_connection_per_call(llm_server):
+    llm_server.reply("um").reply("dois")
+    provider = _openai(llm_server)
+    provider.complete(_request())
+    provider.complete(_request())
+    assert provider.connections_opened == 2
+
+
+def test_openai_through_a_proxy_uses_urllib(llm_server, monkeypatch):
+    monkeypatch.setenv("HTTP_PROXY", "http://127.0.0.1:9")
+    monkeypatch.setenv("NO_PROXY", "")
+    monkeypatch.delenv("no_proxy", raising=False)
+    provider = _openai(llm_server)
+    sent = []
+    monkeypatch.setattr(provider, "_post_once_urllib", lambda payload: sent.append(payload) or b"")
+    with pytest.raises(ProviderUnavailable):
+        provider.complete(_request())
+    assert sent and provider.connections_opened == 0
 
 
 def test_scripted_server_callable_sees_the_request(llm_server):

@@ -33,6 +33,7 @@ class RecordedRequest:
     path: str
     headers: dict[str, str]
     body: Any  # parsed JSON, or the raw text when it was not JSON
+    client_port: int = 0  # the client's side of the TCP connection: equal ports, one connection
 
     @property
     def messages(self) -> list[dict]:
@@ -78,6 +79,7 @@ class ScriptedLLMServer:
         self._lock = threading.Lock()
         self.requests: list[RecordedRequest] = []
         self.unexpected: list[RecordedRequest] = []  # requests that found the script empty
+        self.keep_alive = False  # True: answer without "Connection: close" (the client may reuse it)
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), self._handler_class())
         self._httpd.daemon_threads = True
         self._thread = threading.Thread(
@@ -112,6 +114,11 @@ class ScriptedLLMServer:
     def reply(self, content: str, *, delay: float = 0.0) -> "ScriptedLLMServer":
         """A normal completion whose message content is ``content``."""
         return self._push(Behaviour("reply", content=content, delay=delay))
+
+    def reply_then_close(self, content: str) -> "ScriptedLLMServer":
+        """A completion, then the server closes the connection without saying so (as an idle
+        timeout would): a client that kept it finds it closed on its next call."""
+        return self._push(Behaviour("reply", content=content, extra={"close_silently": True}))
 
     def reply_json(self, obj: Any, *, delay: float = 0.0) -> "ScriptedLLMServer":
         """A completion whose content is ``obj`` serialized (a contract reply)."""
@@ -162,7 +169,9 @@ class ScriptedLLMServer:
                     self.send_response(status)
                     self.send_header("Content-Type", content_type)
                     self.send_header("Content-Length", str(len(body)))
-                    self.send_header("Connection", "close")
+                    if not server.keep_alive:
+                        self.send_header("Connection", "close")
+                        self.close_connection = True
                     self.end_headers()
                     self.wfile.write(body)
                 except (BrokenPipeError, ConnectionResetError):
@@ -175,7 +184,9 @@ class ScriptedLLMServer:
                     body: Any = json.loads(raw)
                 except ValueError:
                     body = raw
-                recorded = RecordedRequest(self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                recorded = RecordedRequest(
+                    self.path, {k.lower(): v for k, v in self.headers.items()}, body, self.client_address[1]
+                )
                 with server._lock:
                     server.requests.append(recorded)
                 if not self.path.rstrip("/").endswith("/chat/completions"):
@@ -203,6 +214,8 @@ class ScriptedLLMServer:
                     self._send(200, payload.encode("utf-8"))
                 else:
                     self._send(behaviour.status, behaviour.body)
+                if behaviour.extra.get("close_silently"):
+                    self.close_connection = True  # an idle timeout the client was not told about
 
         return Handler
 

@@ -15,6 +15,7 @@ from conversations.prompts import build_call
 from conversations.protocol import parse_agent_reply
 from conversations.selectors import session_history
 from knowledge.catalog import get_active_catalog
+from knowledge.selectors import catalog_version_reread
 from llm import ChatMessage, LLMConfigError, ProviderUnavailable
 from llm.runtime import provider_for
 
@@ -72,6 +73,7 @@ def agent_loop(
             return handoff(HandoffReason.ITERATION_CAP, f"{cap} provider calls in one turn without an answer.")
         if state.llm_calls:
             # Read fresh on every call: an admin edit or deactivation shows on the next call.
+            catalog_version_reread()
             catalog = get_active_catalog()
         state.catalog_version = catalog.version
         prepared = build_call(

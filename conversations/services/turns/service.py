@@ -7,6 +7,7 @@ import time
 
 from conversations.models import ContextSnapshot, HandoffReason, Message, MessageStatus
 from knowledge.catalog import get_active_catalog
+from knowledge.selectors import catalog_version_read_once
 
 from .action_step import action_step
 from .agent_loop import agent_loop, ms_since
@@ -33,6 +34,21 @@ def message_send(
     Not atomic on purpose: the provider call must not hold a transaction or a
     row lock; each write step takes its own short transaction.
     """
+    # The router's index and the turn's catalog read the catalog version once between them.
+    with catalog_version_read_once():
+        return _message_send(
+            acting_user=acting_user,
+            tenant=tenant,
+            session_id=session_id,
+            text=text,
+            context=context,
+            idempotency_key=idempotency_key,
+        )
+
+
+def _message_send(
+    *, acting_user, tenant, session_id, text: str, context: dict | None, idempotency_key: str | None
+) -> TurnResult:
     started = time.monotonic()
     fingerprint = request_fingerprint(text=text, context=context)
     opened = turn_open(

@@ -1,0 +1,68 @@
+"""Hot one-row reads written once per process instead of compiled by the ORM on every request.
+
+The ORM builds a statement's SQL anew on every call; for a ``select_related`` read that is
+most of a millisecond of CPU, on statements every API request or agent turn runs. These
+helpers write the column list from the models' fields once and turn a row back into model
+instances the way the ORM would (``Model.from_db``, each field's ``from_db_value``), so the
+callers keep working with models. Only for statements pinned by a query-count test.
+"""
+
+from __future__ import annotations
+
+from django.db import DEFAULT_DB_ALIAS, connections
+
+
+def columns(model) -> tuple[list[str], str]:
+    """The model's field names (attnames) and its quoted column list, table-qualified."""
+    table = model._meta.db_table
+    fields = model._meta.concrete_fields
+    return [f.attname for f in fields], ", ".join(f'"{table}"."{f.column}"' for f in fields)
+
+
+def row_instances(row, models: list, alias: str = DEFAULT_DB_ALIAS) -> list:
+    """Split a row selected with ``columns(m)`` for each model, in order, into instances;
+    a part whose primary key is NULL (an outer join that found nothing) becomes None."""
+    connection = connections[alias]
+    instances, start = [], 0
+    for model in models:
+        fields = model._meta.concrete_fields
+        values = list(row[start : start + len(fields)])
+        start += len(fields)
+        pk_index = fields.index(model._meta.pk)
+        if values[pk_index] is None:
+            instances.append(None)
+            continue
+        for i, field in enumerate(fields):
+            if values[i] is not None and hasattr(field, "from_db_value"):
+                values[i] = field.from_db_value(values[i], None, connection)
+        instances.append(model.from_db(alias, [f.attname for f in fields], values))
+    return instances
+
+
+_insert_sql: dict[tuple[type, tuple[str, ...]], str] = {}
+
+
+def insert(instance, alias: str = DEFAULT_DB_ALIAS) -> None:
+    """``instance.save()`` for a new row of a model with an auto primary key and no save
+    signals or overridden ``save``: the same column values (each field's ``pre_save`` and
+    ``get_db_prep_save``, so ``auto_now_add`` and JSON encoding apply), one
+    ``INSERT ... RETURNING`` with its SQL written once per model."""
+    model = type(instance)
+    meta = model._meta
+    connection = connections[alias]
+    fields = [f for f in meta.concrete_fields if f is not meta.pk]
+    key = (model, tuple(f.column for f in fields))
+    sql = _insert_sql.get(key)
+    if sql is None:
+        names = ", ".join('"%s"' % f.column for f in fields)
+        placeholders = ", ".join(["%s"] * len(fields))
+        sql = _insert_sql[key] = (
+            f'INSERT INTO "{meta.db_table}" ({names}) VALUES ({placeholders}) '
+            f'RETURNING "{meta.db_table}"."{meta.pk.column}"'
+        )
+    values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
+    with connection.cursor() as cursor:
+        cursor.execute(sql, values)
+        instance.pk = cursor.fetchone()[0]
+    instance._state.adding = False
+    instance._state.db = alias
