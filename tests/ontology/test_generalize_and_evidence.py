@@ -14,15 +14,18 @@ from ontology.routing.patterns import classify, training_examples
 
 from .conftest import SEED_MESSAGE
 
-# Held-out figures on the independent author's *test* split (ontology/data/eval/), by the
-# served models (term features + multilingual sentence embeddings, trained on the bundled
-# data + dev + train). Evaluated once after every choice was fixed by CV on train + dev:
-# patterns 0.9885 (pt 0.990, en 0.972, es 1.0), chunk class 0.8028 (docs/ontology.md).
-# The issue's floors are pattern ≥ 0.90 (met) and chunk class ≥ 0.85 (not met). The
-# thresholds leave room for one to three flips from numeric differences between machines
-# and still fail for the previous model (0.833 / 0.479) or a constant (1/6, 1/16).
+# Held-out figures on the independent authors' *test* splits, by the served models (term
+# features + multilingual sentence embeddings, trained on the bundled data + dev + train + the
+# third author's agro dev split). Each evaluated once after every choice was fixed by CV:
+# patterns 0.9885 (pt 0.990, en 0.972, es 1.0); chunk class 0.8732 on the first author's test
+# split (71) and 0.8852 on the third author's (122, ontology/data/agro/, never trained on) —
+# grouped CV on the training data is 0.80 (docs/ontology.md). The issue's floors are pattern
+# >= 0.90 and chunk class >= 0.85: both met. The thresholds leave room for one flip (71 chunks)
+# or four (122) from numeric differences between machines, and fail for the previous models
+# (0.833 patterns; 0.803 chunks) or a constant (1/6, 1/16).
 PATTERN_FLOOR_TARGET, PATTERN_REACHED = 0.90, 0.97
-CHUNK_FLOOR_TARGET, CHUNK_REACHED = 0.85, 0.78
+CHUNK_FLOOR_TARGET = 0.85
+AGRO_TEST_FILE = evaluation.DATA_DIR / "agro" / "chunks.test.jsonl"
 
 
 def test_held_out_pattern_accuracy_on_the_test_split():
@@ -38,13 +41,21 @@ def test_held_out_pattern_accuracy_on_the_test_split():
 def test_held_out_chunk_class_accuracy_on_the_test_split():
     figures = evaluation.chunks_test()
     assert figures.n == 71
-    assert figures.accuracy >= CHUNK_REACHED
+    assert figures.accuracy >= CHUNK_FLOOR_TARGET
+
+
+def test_held_out_chunk_class_accuracy_on_a_third_authors_test_split():
+    figures = evaluation.chunks_test(path=AGRO_TEST_FILE)
+    assert figures.n == 122
+    assert figures.accuracy >= CHUNK_FLOOR_TARGET
 
 
 def test_the_models_never_train_on_the_test_split():
     test_texts = {i["text"] for i in json.loads((evaluation.EVAL_DIR / "patterns.test.json").read_text())}
     assert not test_texts & {t for t, _ in training_examples()}
     test_chunks = {t for t, _, _ in evaluation.read_labeled(evaluation.EVAL_DIR / "chunks.test.jsonl")}
+    test_chunks |= {t for t, _, _ in evaluation.read_labeled(AGRO_TEST_FILE)}
+    assert len(test_chunks) == 71 + 122
     assert not test_chunks & {t for t, _, _ in training_chunks()}
 
 
