@@ -17,11 +17,6 @@ cache has a lock of its own, so a cached question never waits behind another thr
 The engine reads a whole text (it slides windows over long inputs, so cost grows with length):
 questions are cut at QUERY_MAX_CHARS and passages at PASSAGE_MAX_CHARS.
 
-A question is embedded as the router reads it (`query_text`): without surrounding whitespace and
-without the '?', '!' and ';' that end it (the router's part splitter removes them). A one-part
-question is then one text for every reader of a turn (the ontology's classifier embeds the whole
-message, the router its part): the second is a cache hit, never a second model call.
-
 Switches (environment, read once): CONTEXTO_EMBEDDINGS=off disables the model everywhere; callers
 then fall back to what they did without it (`available()` says which). CONTEXTO_EMBEDDING_THREADS
 (default 1) sets the engine's OpenMP threads; web workers serve other requests on the other core.
@@ -33,7 +28,6 @@ from __future__ import annotations
 
 import logging
 import os
-import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
@@ -54,12 +48,6 @@ QUERY_MAX_CHARS = 1000
 engine for seconds (about 1.7 s at 4,000 characters on this project's machine)."""
 
 _QUERY_CACHE_SIZE = 4096
-
-# The sentence ends the router's splitter (knowledge.retrieval.splitting._SENTENCE_RE) consumes
-# wherever they stand, so a part it embeds never holds one: taking them off the end changes only a
-# whole message ("Qual o prazo?" → "Qual o prazo", the router's part), never a part. A final '.'
-# stays: the splitter keeps it in some parts ("fim.?" → "fim."), so it cannot be taken off safely.
-_SENTENCE_END = re.compile(r"[?!;\s]+$")
 
 _lock = threading.Lock()  # the engine (and loading it)
 _cache_lock = threading.Lock()  # the question cache
@@ -110,17 +98,10 @@ def _as_matrix(vectors, n: int) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-def query_text(text: str) -> str:
-    """What a question is embedded as: without surrounding whitespace and its final '?', '!', ';',
-    cut at QUERY_MAX_CHARS. A part the router's splitter cut comes back unchanged."""
-    text = _SENTENCE_END.sub("", (text or "").strip()).strip()
-    return text[:QUERY_MAX_CHARS] or " "
-
-
 def embed_queries(texts: Sequence[str]) -> np.ndarray:
-    """(len(texts), DIM) float32 unit vectors for questions (``query_text``); cached per text."""
+    """(len(texts), DIM) float32 unit vectors for questions (cut at QUERY_MAX_CHARS); cached per text."""
     model = _require()
-    clipped = [query_text(text) for text in texts]
+    clipped = [(text or " ")[:QUERY_MAX_CHARS] for text in texts]
     out = np.empty((len(clipped), DIM), dtype=np.float32)
     missing: list[int] = []
     with _cache_lock:

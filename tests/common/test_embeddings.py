@@ -76,28 +76,3 @@ def test_a_cached_question_does_not_wait_for_another_threads_model_call():
         assert not reader.is_alive()
     assert np.array_equal(got[0], cached)
     embeddings.clear_cache()
-
-
-def test_a_question_and_its_router_part_are_one_text_and_one_model_call(monkeypatch):
-    # The ontology's classifier embeds the whole message ("…?"), the router its part (the splitter
-    # takes the "?" off): one model call for both.
-    from knowledge.retrieval.splitting import split_parts
-
-    embeddings.clear_cache()
-    model = embeddings._model()
-    calls = []
-    monkeypatch.setattr(model, "query", lambda texts: calls.append(list(texts)) or np.ones((len(texts), 384)))
-    for message in ["Qual o prazo do Sanger?", "  Qual o prazo do Sanger?! \n", "Qual o prazo do Sanger;"]:
-        (part,) = split_parts(message)
-        embeddings.embed_query(message)
-        embeddings.embed_query(part)
-    assert calls == [["Qual o prazo do Sanger"]]
-    embeddings.clear_cache()
-
-
-@pytest.mark.parametrize(
-    "part",
-    ["Qual o prazo do Sanger", "versão 2.", "fim.", "a..", "¿Cuánto cuesta", "preço e prazo do Sanger", "x" * 1200],
-)
-def test_a_part_the_router_embeds_is_read_unchanged(part):
-    assert embeddings.query_text(part) == part[: embeddings.QUERY_MAX_CHARS]
