@@ -22,6 +22,17 @@ def _bare(row):
     return {k: v for k, v in row.items() if k not in ("classe_ontologica", "subclasse")}
 
 
+@pytest.fixture(autouse=True)
+def bundled_ontology(transactional_db):
+    """The classes, skills and schema migration 0002 loads: an earlier transactional test may have flushed them."""
+    from ontology import loaders
+    from ontology.models import MetadataSchema, OntologyClass, Skill
+
+    loaders.load_classes(OntologyClass)
+    loaders.load_skills(Skill, OntologyClass)
+    loaders.load_schema(MetadataSchema)
+
+
 @pytest.fixture
 def proposals(monkeypatch):
     """Every class proposal ingestion asks for, with whether a transaction was open at the time."""
@@ -35,7 +46,7 @@ def proposals(monkeypatch):
     return calls
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_the_class_is_proposed_before_the_row_lock_and_only_for_a_change(sample_rows, proposals):
     row = _bare(_row(sample_rows, "sin_baixa_nodulacao"))
     assert chunk_ingest(acting_user=None, record=row).action == "created"
@@ -47,7 +58,7 @@ def test_the_class_is_proposed_before_the_row_lock_and_only_for_a_change(sample_
     assert proposals[-1] == (changed["texto"], False) and len(proposals) == 2
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_a_chunk_changed_after_the_unlocked_look_is_proposed_outside_the_lock(sample_rows, proposals, monkeypatch):
     row = _bare(_row(sample_rows, "sin_baixa_nodulacao"))
     chunk_ingest(acting_user=None, record=row)
@@ -61,7 +72,7 @@ def test_a_chunk_changed_after_the_unlocked_look_is_proposed_outside_the_lock(sa
     assert chunk.text == changed["texto"] and chunk.proposed_class == propose_class(changed["texto"]).class_id
 
 
-@pytest.mark.django_db(transaction=True, serialized_rollback=True)
+@pytest.mark.django_db(transaction=True)
 def test_two_ingestions_of_one_new_chunk_at_once_both_succeed(sample_rows, monkeypatch):
     row = _bare(_row(sample_rows, "sin_baixa_nodulacao"))
     texts = [row["texto"], row["texto"] + " Observado também na safrinha."]
