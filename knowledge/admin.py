@@ -25,7 +25,7 @@ from knowledge.catalog import package_wikilinks_unresolved
 from knowledge.exceptions import RevisionNotFoundError
 from knowledge.forms import PackageAdminForm, RetrievalTestForm
 from knowledge.markdown import extract_wikilinks, render_markdown
-from knowledge.feedback import half_life_seconds
+from knowledge.feedback import feedback_rows_deleted, half_life_seconds
 from knowledge.models import (
     CatalogState,
     FetchFeedback,
@@ -470,6 +470,14 @@ class FetchFeedbackAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
     @admin.display(description="weight now")
     def current_weight(self, obj: FetchFeedback) -> str:
         return f"{obj.weight_at(timezone.now(), half_life_seconds()):.2f}"
+
+    def delete_model(self, request, obj):
+        super().delete_model(request, obj)
+        feedback_rows_deleted()  # every process drops the row on its next route
+
+    def delete_queryset(self, request, queryset):
+        super().delete_queryset(request, queryset)
+        feedback_rows_deleted()
 
 
 # --- synonym sets ------------------------------------------------------------------------

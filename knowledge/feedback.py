@@ -6,7 +6,11 @@ the entry needs the router, so the public writes the agent turn (`s=99`,
 `fetch_feedback_record_for_session`) live in `knowledge.routing_service`.
 Reads go through a per-process snapshot of the table, refreshed when the
 feedback version (a counter in the Django cache, bumped on commit of every
-record) changes, so a route costs no extra query.
+record) changes, so a route costs no extra query. A refresh loads only the rows
+changed since the snapshot: every write is stamped with a commit-ordered change
+number (``FeedbackState``), so a process asks for the rows numbered above the
+highest it holds (and reloads everything only when a row was deleted).
+Question vectors count only when they carry the current embedding model's id.
 """
 
 from __future__ import annotations
@@ -21,10 +25,11 @@ import numpy as np
 from django.conf import settings
 from django.core.cache import cache
 from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from common.text import embeddings
-from knowledge.models import FetchFeedback
+from knowledge.models import FeedbackState, FetchFeedback
 
 logger = logging.getLogger(__name__)
 
@@ -50,8 +55,32 @@ def _bump_feedback_version() -> None:
 # ------------------------------------------------------------------ writes
 
 
+def _next_seq() -> int:
+    """The next change number, under the state row's lock (held to commit: numbers follow commit order).
+
+    Taken before any feedback row is locked, so two writers never wait on each other in opposite orders.
+    """
+    FeedbackState.objects.get_or_create(pk=1)
+    state = FeedbackState.objects.select_for_update().get(pk=1)
+    state.seq += 1
+    state.save(update_fields=["seq"])
+    return state.seq
+
+
+def feedback_rows_deleted() -> None:
+    """Rows were deleted: readers notice (their row count no longer matches) on the next refresh."""
+    transaction.on_commit(_bump_feedback_version)
+
+
 def _record(
-    *, key: str, package_id: str, tenant, now, signature: list[str] | None = None, vector: bytes | None = None
+    *,
+    key: str,
+    package_id: str,
+    tenant,
+    now,
+    seq: int,
+    signature: list[str] | None = None,
+    vector: bytes | None = None,
 ) -> FetchFeedback:
     lookup = {"query_key": key, "package_id": package_id, "tenant": tenant}
     for _ in range(2):  # a concurrent first insert loses the race once, then updates
@@ -66,10 +95,12 @@ def _record(
                 row.listed_then_fetched += 1
                 row.weight = current + 1.0
                 row.last_fetched_at = now
+                row.seq = seq
                 if signature:
                     row.signature = list(signature)
                 if vector:
                     row.question_vector = vector
+                    row.question_vector_model = embeddings.MODEL_ID
                 row.full_clean(validate_constraints=False)
                 row.save()
                 return row
@@ -87,22 +118,25 @@ def fetch_feedback_rows_record(
     vectors: dict[str, bytes] | None = None,
 ) -> list[FetchFeedback]:
     """One row per question key (weights decay, then +1), with that part's ranking before
-    feedback (``signatures``) and its sentence-embedding vector (``vectors``) so another
-    wording of the same need benefits; readers see them after commit."""
+    feedback (``signatures``) and its sentence-embedding vector of the current model
+    (``vectors``) so another wording of the same need benefits; readers see them after commit."""
     signatures = signatures or {}
     vectors = vectors or {}
     now = timezone.now()
-    rows = [
-        _record(
-            key=key,
-            package_id=package_id,
-            tenant=tenant,
-            now=now,
-            signature=signatures.get(key),
-            vector=vectors.get(key),
-        )
-        for key in dict.fromkeys(keys)
-    ]
+    with transaction.atomic():
+        seq = _next_seq()
+        rows = [
+            _record(
+                key=key,
+                package_id=package_id,
+                tenant=tenant,
+                now=now,
+                seq=seq,
+                signature=signatures.get(key),
+                vector=vectors.get(key),
+            )
+            for key in dict.fromkeys(keys)
+        ]
     transaction.on_commit(_bump_feedback_version)
     logger.info("fetch_feedback_recorded package=%s parts=%d", package_id, len(rows))
     return rows
@@ -143,38 +177,82 @@ class _Row:
 
 
 class _Snapshot:
-    def __init__(self, version: int, rows: list[_Row]):
+    """The rows a process holds (by id), the highest change number among them, and two lookups."""
+
+    def __init__(self, version: int, by_id: dict[int, _Row], seq: int):
         self.version = version
         self.loaded_at = time.monotonic()
-        self.rows = rows
+        self.by_id = by_id
+        self.seq = seq
+        self.id_sum = sum(by_id)
+        self.rows = list(by_id.values())
         self.by_term: dict[str, list[int]] = {}
         self.by_package: dict[str, list[int]] = {}
-        for i, row in enumerate(rows):
+        for i, row in enumerate(self.rows):
             for t in row.terms:
                 self.by_term.setdefault(t, []).append(i)
             if row.signature or row.vector is not None:
                 self.by_package.setdefault(row.package_id, []).append(i)
 
+    def renewed(self, version: int) -> _Snapshot:
+        """The same rows under a newer version (nothing changed in the table)."""
+        renewed = object.__new__(_Snapshot)
+        renewed.__dict__.update(self.__dict__, version=version, loaded_at=time.monotonic())
+        return renewed
+
 
 _lock = threading.Lock()
 _snapshot: _Snapshot | None = None
 
+_FIELDS = (
+    "id",
+    "seq",
+    "query_key",
+    "package_id",
+    "tenant_id",
+    "weight",
+    "last_fetched_at",
+    "signature",
+    "question_vector",
+    "question_vector_model",
+)
 
-def _vector(raw) -> np.ndarray | None:
-    if not raw:
+
+def _vector(raw, model_id: str | None) -> np.ndarray | None:
+    """The stored question vector when it is of the current model (vectors of two models are not comparable)."""
+    if not raw or model_id != embeddings.MODEL_ID:
         return None
     vector = np.frombuffer(bytes(raw), dtype="<f4")
     return vector if vector.shape == (embeddings.DIM,) else None
 
 
-def _load_snapshot(version: int) -> _Snapshot:
-    rows = [
-        _Row(frozenset(key.split()), pid, tenant_id, weight, last, tuple(signature or ()), _vector(vector))
-        for key, pid, tenant_id, weight, last, signature, vector in FetchFeedback.objects.values_list(
-            "query_key", "package_id", "tenant_id", "weight", "last_fetched_at", "signature", "question_vector"
+def _fetch(queryset) -> tuple[dict[int, _Row], int]:
+    rows: dict[int, _Row] = {}
+    top = 0
+    for pk, seq, key, pid, tenant_id, weight, last, signature, vector, model_id in queryset.values_list(*_FIELDS):
+        rows[pk] = _Row(
+            frozenset(key.split()), pid, tenant_id, weight, last, tuple(signature or ()), _vector(vector, model_id)
         )
-    ]
-    return _Snapshot(version, rows)
+        top = max(top, seq)
+    return rows, top
+
+
+def _load_snapshot(version: int, previous: _Snapshot | None = None) -> _Snapshot:
+    """Bring ``previous`` up to date with only the rows changed since it (one aggregate query when
+    nothing changed, two when rows did); everything is read again only without a previous snapshot,
+    or when the table lost rows (a deletion, a restored database)."""
+    if previous is not None:
+        table = FetchFeedback.objects.aggregate(n=Count("id"), top=Max("seq"), id_sum=Sum("id"))
+        top = table["top"] or 0
+        if top == previous.seq and table["n"] == len(previous.by_id) and (table["id_sum"] or 0) == previous.id_sum:
+            return previous.renewed(version)
+        if top > previous.seq:
+            fresh, fresh_top = _fetch(FetchFeedback.objects.filter(seq__gt=previous.seq))
+            merged = {**previous.by_id, **fresh}
+            if len(merged) == table["n"] and sum(merged) == (table["id_sum"] or 0):
+                return _Snapshot(version, merged, max(previous.seq, fresh_top))
+    rows, top = _fetch(FetchFeedback.objects.all())
+    return _Snapshot(version, rows, top)
 
 
 def _current_snapshot(version: int) -> _Snapshot:
@@ -185,7 +263,7 @@ def _current_snapshot(version: int) -> _Snapshot:
     with _lock:
         snap = _snapshot
         if snap is None or snap.version != version or time.monotonic() - snap.loaded_at >= SNAPSHOT_MAX_AGE_SECONDS:
-            snap = _snapshot = _load_snapshot(version)
+            snap = _snapshot = _load_snapshot(version, snap)
         return snap
 
 
@@ -236,7 +314,9 @@ def related_feedback_weights(
     tenant_id: int | None,
     version: int,
     now=None,
+    vector: np.ndarray | None = None,
     vector_of: Callable[[], np.ndarray | None] | None = None,
+    min_weight: float = 0.0,
 ) -> dict[str, float]:
     """Feedback learnt on another wording of the same need.
 
@@ -248,12 +328,19 @@ def related_feedback_weights(
     what was learnt on "Quanto custa o Sanger?": their sentence vectors are
     close, same product, but the need differs), and then either their top
     entries overlap by at least KNOWLEDGE_FEEDBACK_SIGNATURE_SIMILARITY
-    (Jaccard) or the cosine of the questions' sentence-embedding vectors
-    (``vector_of()``, called only when a row has one) is at least
-    KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY (chosen on the dev splits' question
-    pairs, docs/retrieval.md); the better of the two weighs. The fetched entry
-    must be among the new question's top entries (the router already finds it
-    relevant); decayed like the rest; another tenant's rows never count.
+    (Jaccard) or the cosine of the questions' sentence-embedding vectors is at
+    least KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY (chosen on the dev splits'
+    question pairs, docs/retrieval.md); the better of the two weighs. The
+    fetched entry must be among the new question's top entries (the router
+    already finds it relevant); decayed like the rest; another tenant's rows
+    never count.
+
+    The question's vector: ``vector`` when the router already has it (its
+    dense signal embedded the part), used for every row that has one. Without
+    it, ``vector_of()`` embeds the part, and only when a row can count through
+    its vector alone: the signature does not relate it (overlap below the
+    threshold) and its decayed weight can still reach ``min_weight`` (the
+    promotion threshold); a row the signature relates weighs by its overlap.
     """
     if not ranking:
         return {}
@@ -266,7 +353,7 @@ def related_feedback_weights(
     hl = half_life_seconds()
     terms = set(key.split())
     top = set(ranking)
-    query_vector: list[np.ndarray | None] = []  # computed once, on the first row that has a vector
+    query_vector: list[np.ndarray | None] = [] if vector is None else [vector]  # embedded at most once
     out: dict[str, float] = {}
     for package_id in ranking:
         for i in snap.by_package.get(package_id, ()):
@@ -277,7 +364,11 @@ def related_feedback_weights(
                 continue
             overlap = len(top & set(row.signature)) / len(top | set(row.signature))
             similarity = overlap if overlap >= threshold else 0.0
-            if row.vector is not None and vector_of is not None:
+            age = max((now - row.last_fetched_at).total_seconds(), 0.0)
+            decayed = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0)
+            if row.vector is not None and (
+                query_vector or (vector_of is not None and similarity == 0.0 and decayed >= min_weight)
+            ):
                 if not query_vector:
                     query_vector.append(vector_of())
                 if query_vector[0] is not None:
@@ -285,7 +376,5 @@ def related_feedback_weights(
                     similarity = max(similarity, cosine if cosine >= cosine_floor else 0.0)
             if similarity <= 0.0:
                 continue
-            age = max((now - row.last_fetched_at).total_seconds(), 0.0)
-            weight = row.weight * (0.5 ** (age / hl) if hl > 0 else 1.0) * similarity
-            out[package_id] = max(out.get(package_id, 0.0), weight)
+            out[package_id] = max(out.get(package_id, 0.0), decayed * similarity)
     return out

@@ -122,6 +122,20 @@ class CatalogState(models.Model):
         return f"catalog v{self.version}"
 
 
+class FeedbackState(models.Model):
+    """A single row: the last change number given to a FetchFeedback row.
+
+    A write takes this row's lock first and stamps its rows with the next
+    number, so numbers are given in commit order: a process that has seen
+    number N has seen every change numbered up to N and loads only newer rows.
+    """
+
+    seq = models.PositiveBigIntegerField(default=0)
+
+    def __str__(self) -> str:
+        return f"feedback change {self.seq}"
+
+
 class FetchFeedback(models.Model):
     """An entry the agent fetched after it was only listed for a question.
 
@@ -153,6 +167,19 @@ class FetchFeedback(models.Model):
         blank=True,
         editable=False,
         help_text="The question part's sentence-embedding vector (float32): paraphrases inherit by cosine.",
+    )
+    question_vector_model = models.CharField(
+        max_length=100,
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="The embedding model of question_vector; a vector of another model (or none) is ignored.",
+    )
+    seq = models.PositiveBigIntegerField(
+        default=0,
+        db_index=True,
+        editable=False,
+        help_text="Commit-ordered change number (FeedbackState): processes load only rows newer than theirs.",
     )
     last_fetched_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)

@@ -43,7 +43,7 @@ from knowledge.models import FetchFeedback
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.shaping import RouteResult
-from knowledge.retrieval.signals import part_key
+from knowledge.retrieval.signals import PartQuery
 from knowledge.retrieval.splitting import split_parts
 
 logger = logging.getLogger(__name__)
@@ -106,11 +106,6 @@ def router_config() -> RouterConfig:
         catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
         dense_gate=str(getattr(settings, "KNOWLEDGE_DENSE_GATE", default.dense_gate)),
     )
-
-
-def _part_text(index: RouterIndex, message: str, key: str) -> str:
-    """The part of the message whose feedback key is ``key`` (read only when a feedback row has a vector)."""
-    return next((p for p in split_parts(message) or [message] if part_key(index, p) == key), "")
 
 
 def _question_vector(text: str) -> np.ndarray | None:
@@ -323,13 +318,17 @@ def route_context(
         def feedback_for(part_key: str) -> dict[str, float]:
             return feedback_weights(key=part_key, tenant_id=tenant_id, version=fb_version)
 
-        def related_for(key: str, ranking: list[str]) -> dict[str, float]:
+        def related_for(part: PartQuery, ranking: list[str]) -> dict[str, float]:
+            # The part as the router read it: its vector when the dense signal has one, else embedded
+            # only when a feedback row can count through its vector alone (see related_feedback_weights).
             return related_feedback_weights(
-                key=key,
+                key=part.key,
                 ranking=ranking,
                 tenant_id=tenant_id,
                 version=fb_version,
-                vector_of=lambda: _question_vector(_part_text(index, message, key)),
+                vector=part.vector,
+                vector_of=lambda: _question_vector(part.text),
+                min_weight=index.config.feedback_min_weight,
             )
 
         result = index.route(

@@ -43,7 +43,7 @@ from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
 from .postings import weighted_triplets
 from .shaping import RouteResult, shape
-from .signals import PartOutcome, route_part
+from .signals import PartOutcome, PartQuery, route_part
 from .splitting import split_parts
 from .typos import TypoExpander
 
@@ -247,7 +247,7 @@ class RouterIndex:
         parents: Sequence[str] = (),
         page: str | None = None,
         feedback: Callable[[str], Mapping[str, float]] | Mapping[str, float] | None = None,
-        related_feedback: Callable[[str, list[str]], Mapping[str, float]] | None = None,
+        related_feedback: Callable[[PartQuery, list[str]], Mapping[str, float]] | None = None,
         budget_tokens: int | None = None,
         max_full: int | None = None,
     ) -> RouteResult:
@@ -255,8 +255,10 @@ class RouterIndex:
 
         ``feedback`` is either a mapping package_id → decayed weight for the
         whole message, or a function of a part's key returning one.
-        ``related_feedback(part key, part ranking before feedback)`` adds
-        feedback learnt on other wordings of the same need.
+        ``related_feedback(part, part ranking before feedback)`` adds
+        feedback learnt on other wordings of the same need (``part``: a
+        ``signals.PartQuery``, its key, text and the vector the dense signal
+        computed, if it did).
         ``budget_tokens`` and ``max_full`` are per part.
         """
         started = time.perf_counter()

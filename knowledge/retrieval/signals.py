@@ -83,6 +83,17 @@ class PartOutcome:
 BASE_RANKING_DEPTH = 5
 
 
+@dataclass(frozen=True)
+class PartQuery:
+    """What ``related_feedback`` is told about a part: its feedback key, its text as the router
+    read it, and its sentence vector when the dense signal already embedded it (None when the
+    gate found the words enough, the cascade answered, or the model is off)."""
+
+    key: str
+    text: str
+    vector: np.ndarray | None = None
+
+
 @dataclass
 class _Signals:
     """The rankings of one part as they are collected, with their reasons and the full-body candidates."""
@@ -98,6 +109,7 @@ class _Signals:
     dense_sims: tuple[np.ndarray, float] | None = None
     # The dense top entry's lift over the catalog's mean cosine (None: the part was not embedded).
     dense_top_lift: float | None = None
+    vector: np.ndarray | None = None  # the part's sentence vector, when the dense signal embedded it
 
     def note(self, i: int, signal: str, rank: int, detail: str | tuple) -> None:
         """A reason for entry ``i``; ``detail`` is text or ``(format, *args)`` (see ``note_as_dict``)."""
@@ -500,7 +512,7 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     dense = index.dense
     if dense is None or not cfg.weights.get("dense") or not text.strip() or _lexically_answered(index, signals):
         return
-    vector = dense.query_vector(text)
+    vector = signals.vector = dense.query_vector(text)
     if vector is None:
         return
     ranked, mean = dense.top_k(vector, cfg.dense_top_k)
@@ -637,7 +649,7 @@ def route_part(
     parents: Sequence[str],
     page: str | None,
     feedback: Mapping[str, float],
-    related_feedback: Callable[[str, list[str]], Mapping[str, float]] | None = None,
+    related_feedback: Callable[[PartQuery, list[str]], Mapping[str, float]] | None = None,
 ) -> PartOutcome:
     """Every signal for one part of the message, fused."""
     signals = _Signals()
@@ -665,7 +677,7 @@ def route_part(
     if base_ranking:
         # Feedback learnt on another wording of the same need (same router ranking), see knowledge/feedback.py.
         feedback = dict(feedback)
-        for pid, w in related_feedback(key, base_ranking).items():
+        for pid, w in related_feedback(PartQuery(key, text, signals.vector), base_ranking).items():
             feedback[pid] = max(feedback.get(pid, 0.0), w)
     _feedback_signal(index, signals, feedback)
     fused = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k)

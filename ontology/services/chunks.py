@@ -12,7 +12,7 @@ import re
 from dataclasses import dataclass
 from typing import Any
 
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from jsonschema import Draft202012Validator
 
@@ -24,7 +24,7 @@ from ontology.exceptions import (
     SchemaVersionNotFound,
 )
 from ontology.models import Chunk, ChunkEvent, ChunkState, MetadataSchema, OntologyClass
-from ontology.routing.classifier import propose_class
+from ontology.routing.classifier import ClassProposal, propose_class
 from ontology.selectors import VALIDATE_CRITICAL_PERM, current_metadata_schema
 
 logger = logging.getLogger(__name__)
@@ -194,17 +194,60 @@ def _ingest_unchanged(chunk: Chunk, *, acting_user, validator, index: bool) -> I
     return IngestResult(chunk.chunk_id, "unchanged", chunk.state, awaiting)
 
 
-@transaction.atomic
+def _stored_content(chunk_id: str) -> tuple[str, dict] | None:
+    """(text, metadata) of the stored chunk, read without a lock (it may change before the lock)."""
+    return Chunk.objects.filter(chunk_id=chunk_id).values_list("text", "metadata").first()
+
+
+class _ProposalNeeded(Exception):
+    """The chunk changed between the unlocked look and the lock: its class must be proposed first."""
+
+
 def chunk_ingest(*, acting_user, record: dict, validator=None, index: bool = True) -> IngestResult:
     """One record through the pipeline, atomically. Non-critical classes are validated by
     the schema check and indexed; critical ones wait at `tagged` for a curator unless a
-    `validator` holding the validation permission is given."""
+    `validator` holding the validation permission is given.
+
+    The class proposal embeds the text (the slow part, under the embedding engine's lock):
+    it is computed before the transaction, never while the chunk's row is locked, and only
+    when the record changes the chunk (a glance without a lock). Should another ingestion
+    change the chunk between that glance and the lock, the transaction is abandoned before
+    it writes anything, the proposal computed outside it, and the record ingested again."""
     chunk_id, text, metadata = _parse_record(record)
+    stored = _stored_content(chunk_id)
+    unchanged = stored is not None and stored[0] == text and _same_metadata(stored[1], metadata)
+    proposal = None if unchanged else propose_class(text)
+    for _ in range(3):  # a concurrent first insert of the same chunk_id loses the race, then updates
+        try:
+            return _chunk_ingest_locked(
+                acting_user=acting_user,
+                chunk_id=chunk_id,
+                text=text,
+                metadata=dict(metadata),
+                proposal=proposal,
+                validator=validator,
+                index=index,
+            )
+        except _ProposalNeeded:
+            proposal = propose_class(text)
+        except IntegrityError:
+            if not Chunk.objects.filter(chunk_id=chunk_id).exists():
+                raise
+            proposal = proposal or propose_class(text)
+    raise ChunkInvalid(f"Chunk '{chunk_id}' is being ingested concurrently; try again.", details={"field": "chunk_id"})
+
+
+@transaction.atomic
+def _chunk_ingest_locked(
+    *, acting_user, chunk_id: str, text: str, metadata: dict, proposal: ClassProposal | None, validator, index: bool
+) -> IngestResult:
     chunk = Chunk.objects.select_for_update().filter(chunk_id=chunk_id).first()
     action = "created"
     if chunk is not None:
         if chunk.text == text and _same_metadata(chunk.metadata, metadata):
             return _ingest_unchanged(chunk, acting_user=acting_user, validator=validator, index=index)
+        if proposal is None:
+            raise _ProposalNeeded
         action = "updated"
         ChunkEvent.objects.create(
             chunk=chunk,
@@ -217,11 +260,12 @@ def chunk_ingest(*, acting_user, record: dict, validator=None, index: bool = Tru
         chunk.validated_by, chunk.validated_at, chunk.indexed_at = None, None, None
         chunk.text, chunk.metadata = text, {}
     else:
+        if proposal is None:
+            raise _ProposalNeeded
         chunk = Chunk(chunk_id=chunk_id, text=text, state=S.CAPTURED)
         chunk.save()
         ChunkEvent.objects.create(chunk=chunk, from_state="", to_state=S.CAPTURED, actor=acting_user, note="ingested")
 
-    proposal = propose_class(text)
     chunk.proposed_class, chunk.proposed_subclass = proposal.class_id, proposal.subclass
     chunk.proposal_confidence = proposal.confidence
     metadata.setdefault("classe_ontologica", proposal.class_id)

@@ -3,9 +3,11 @@
 import numpy as np
 import pytest
 from django.core.management import call_command
+from django.utils import timezone
 
 from common.text import embeddings
 from knowledge.catalog import get_active_catalog
+from knowledge.feedback import clear_feedback_snapshot
 from knowledge.models import FetchFeedback, RevisionEmbedding
 from knowledge.routing_service import fetch_feedback_record, index_holder, route_context
 from knowledge.selectors import catalog_version_get
@@ -120,3 +122,66 @@ def test_a_save_stays_saved_when_its_embedding_cannot_be_queued(
     assert package.pk and not RevisionEmbedding.objects.filter(revision__package=package).exists()
     call_command("embed_packages")  # the backfill catches up
     assert RevisionEmbedding.objects.filter(revision__package=package).exists()
+
+
+class _CountingEngine:
+    def __init__(self, engine):
+        self.engine = engine
+        self.queries: list[str] = []
+
+    def query(self, texts):
+        self.queries += list(texts)
+        return self.engine.query(texts)
+
+    def passage(self, texts):
+        return self.engine.passage(texts)
+
+
+@pytest.fixture
+def engine(monkeypatch):
+    counting = _CountingEngine(embeddings._model())
+    monkeypatch.setitem(embeddings._state, "model", counting)
+    monkeypatch.setattr(embeddings, "_QUERY_CACHE_SIZE", 0)  # no cache: every embedding is an engine call
+    embeddings.clear_cache()
+    yield counting
+    embeddings.clear_cache()
+
+
+def test_the_carry_over_uses_the_vector_the_router_already_has(
+    catalog, settings, django_capture_on_commit_callbacks, engine
+):
+    _embed_catalog()
+    settings.KNOWLEDGE_DENSE_GATE = "always"
+    asked, paraphrase = "Como faço a coleta de amostra de solo?", "How do I collect a soil sample?"
+    _record(django_capture_on_commit_callbacks, query=asked, package_id="SAMPLE_INSTRUCTIONS", was_listed=True)
+    engine.queries.clear()
+    result = route_context(message=paraphrase, use_cache=False)
+    assert "SAMPLE_INSTRUCTIONS" in result.full_ids  # carried over by the question vectors' cosine
+    assert any(n["signal"] == "feedback" for n in find(result, "SAMPLE_INSTRUCTIONS").why)
+    assert engine.queries == ["How do I collect a soil sample"]  # the dense signal's embedding, once
+
+
+def test_a_lexically_answered_question_is_not_embedded_for_a_row_its_ranking_already_relates(
+    catalog, django_capture_on_commit_callbacks, engine
+):
+    _embed_catalog()
+    question = "Quanto custa o sequenciamento Sanger?"
+    engine.queries.clear()
+    before = route_context(message=question, use_cache=False)
+    assert engine.queries == []  # the gate: BM25's best is strong, the dense signal does not embed
+    ranking = before.part_rankings[0]
+    # feedback learnt on another wording with the same router reading (signature = this ranking)
+    FetchFeedback.objects.create(
+        query_key="valor sequenc sanger",
+        package_id=ranking[1],
+        weight=1.0,
+        signature=ranking,
+        question_vector=np.ones(embeddings.DIM, dtype="<f4").tobytes(),
+        question_vector_model=embeddings.MODEL_ID,
+        last_fetched_at=timezone.now(),
+        seq=1,
+    )
+    clear_feedback_snapshot()
+    after = route_context(message=question, use_cache=False)
+    assert any(n["signal"] == "feedback" for n in find(after, ranking[1]).why)
+    assert engine.queries == []  # the signature relates them: the question's vector is not needed

@@ -1,0 +1,144 @@
+"""The feedback snapshot: loaded incrementally (rows changed since), vectors of the current model only."""
+
+from datetime import timedelta
+
+import numpy as np
+import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+from django.utils import timezone
+
+from common.text import embeddings
+from knowledge import feedback
+from knowledge.feedback import fetch_feedback_rows_record, related_feedback_weights
+from knowledge.models import FeedbackState, FetchFeedback
+
+pytestmark = pytest.mark.django_db
+
+
+def _write(django_capture_on_commit_callbacks, keys, package_id="PRICING_RULES", **kwargs):
+    with django_capture_on_commit_callbacks(execute=True):
+        return fetch_feedback_rows_record(keys=keys, package_id=package_id, **kwargs)
+
+
+@pytest.fixture
+def fetched(monkeypatch):
+    """How many rows each snapshot read brought from the database."""
+    counts: list[int] = []
+    original = feedback._fetch
+
+    def counting(queryset):
+        rows, top = original(queryset)
+        counts.append(len(rows))
+        return rows, top
+
+    monkeypatch.setattr(feedback, "_fetch", counting)
+    return counts
+
+
+def test_a_refresh_reads_only_the_rows_changed_since_the_snapshot(django_capture_on_commit_callbacks, fetched):
+    _write(django_capture_on_commit_callbacks, ["prazo sanger", "prec sanger", "colet sol"])
+    first = feedback._current_snapshot(1)
+    assert len(first.rows) == 3 and fetched == [3]
+
+    # one new row and one existing row fetched again
+    _write(django_capture_on_commit_callbacks, ["envi amostr", "prazo sanger"])
+    with CaptureQueriesContext(connection) as queries:
+        second = feedback._current_snapshot(2)
+    assert len(queries) == 2, [q["sql"] for q in queries]  # the table's count/last change, the changed rows
+    assert fetched == [3, 2]  # not the five rows again
+    assert len(second.rows) == 4
+    weights = {" ".join(sorted(r.terms)): r.weight for r in second.rows}
+    assert weights["prazo sanger"] == pytest.approx(2.0, abs=1e-3)
+
+    # nothing changed: one aggregate query, no row read
+    with CaptureQueriesContext(connection) as queries:
+        third = feedback._current_snapshot(3)
+    assert len(queries) == 1 and fetched == [3, 2]
+    assert third.rows == second.rows and third.version == 3
+
+
+def test_a_deleted_row_leaves_the_snapshot(django_capture_on_commit_callbacks, fetched):
+    _write(django_capture_on_commit_callbacks, ["prazo sanger", "prec sanger"])
+    assert len(feedback._current_snapshot(1).rows) == 2
+    FetchFeedback.objects.filter(query_key="prec sanger").delete()
+    snap = feedback._current_snapshot(2)
+    assert [" ".join(sorted(r.terms)) for r in snap.rows] == ["prazo sanger"]
+    assert fetched == [2, 1]  # the table lost a row: read again in full
+
+
+def test_change_numbers_follow_the_writes(django_capture_on_commit_callbacks):
+    a = _write(django_capture_on_commit_callbacks, ["prazo sanger", "prec sanger"])
+    b = _write(django_capture_on_commit_callbacks, ["prazo sanger"])
+    assert {r.seq for r in a} == {1} and [r.seq for r in b] == [2]
+    assert FeedbackState.objects.get(pk=1).seq == 2
+    assert set(FetchFeedback.objects.values_list("seq", flat=True)) == {1, 2}
+
+
+def _unit(seed: int) -> np.ndarray:
+    v = np.random.default_rng(seed).standard_normal(embeddings.DIM).astype("<f4")
+    return v / np.linalg.norm(v)
+
+
+def test_only_question_vectors_of_the_current_model_are_compared(django_capture_on_commit_callbacks):
+    vector = _unit(1)
+    (row,) = _write(
+        django_capture_on_commit_callbacks,
+        ["temp lev sequenc sanger"],
+        signatures={"temp lev sequenc sanger": ["DELIVERY_TIMELINES", "X1", "X2", "X3", "X4"]},
+        vectors={"temp lev sequenc sanger": vector.tobytes()},
+        package_id="DELIVERY_TIMELINES",
+    )
+    assert row.question_vector_model == embeddings.MODEL_ID
+
+    def weights(version):
+        # signature overlap 1/9 (below the threshold): only the vector can relate the two questions
+        return related_feedback_weights(
+            key="prazo sequenc sanger",
+            ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
+            tenant_id=None,
+            version=version,
+            vector=vector,
+        )
+
+    assert weights(1) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+    FetchFeedback.objects.filter(pk=row.pk).update(question_vector_model="another-model@1")
+    with django_capture_on_commit_callbacks(execute=True):
+        feedback.feedback_rows_deleted()  # any bump: the next read sees the table
+    feedback.clear_feedback_snapshot()
+    assert weights(2) == {}
+    FetchFeedback.objects.filter(pk=row.pk).update(question_vector_model=None)
+    feedback.clear_feedback_snapshot()
+    assert weights(3) == {}
+
+
+def test_a_question_is_embedded_for_a_row_only_when_its_vector_alone_can_promote(monkeypatch):
+    calls = []
+
+    def vector_of():
+        calls.append(1)
+        return _unit(2)
+
+    now = timezone.now()
+    base = dict(package_id="DELIVERY_TIMELINES", weight=1.0, question_vector=_unit(2).tobytes())
+    base["question_vector_model"] = embeddings.MODEL_ID
+    ranking = ["DELIVERY_TIMELINES", "A", "B", "C", "D"]
+    # related by its signature (overlap 1.0): no embedding needed, it counts by the overlap
+    FetchFeedback.objects.create(query_key="a b", signature=ranking, last_fetched_at=now, seq=1, **base)
+    args = dict(key="x y", ranking=ranking, tenant_id=None, vector_of=vector_of, min_weight=0.5)
+    assert related_feedback_weights(version=1, **args) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+    assert calls == []
+    # only its vector could relate it, but two half-lives old it can no longer reach the promotion weight
+    FetchFeedback.objects.all().delete()
+    old = now - timedelta(days=28)
+    FetchFeedback.objects.create(
+        query_key="c d", signature=["DELIVERY_TIMELINES", "P", "Q", "R", "S"], last_fetched_at=old, seq=2, **base
+    )
+    feedback.clear_feedback_snapshot()
+    assert related_feedback_weights(version=2, **args) == {}
+    assert calls == []
+    # fresh, the same row needs the vector: embedded once
+    FetchFeedback.objects.update(last_fetched_at=now)
+    feedback.clear_feedback_snapshot()
+    assert related_feedback_weights(version=3, **args) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+    assert calls == [1]
