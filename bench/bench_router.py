@@ -262,7 +262,7 @@ def run_segment_write(size: int, directory: str, queue) -> None:
     entries, _, _ = make_catalog(size)
     started, cpu = time.perf_counter(), time.process_time()
     index = RouterIndex(entries)
-    segment_write(Path(directory), "bench", index.bm25)
+    segment_write(Path(directory), "bench", index.bm25, tables=index.shared_tables())
     queue.put(
         {
             "write": time.perf_counter() - started,
@@ -278,13 +278,15 @@ def run_segment_map(size: int, directory: str, n_questions: int, queue) -> None:
 
     from knowledge.retrieval.delta import index_with_edits
     from knowledge.retrieval.index import RouterIndex
-    from knowledge.retrieval.segments import segment_open
+    from knowledge.retrieval.segments import segment_open, segment_tables
 
     entries, rng, zipf = make_catalog(size)
     questions = make_questions(entries, rng, zipf, n_questions)
     rss0, private0 = _rss_mb(), _private_mb()
     started, cpu = time.perf_counter(), time.process_time()
-    index = RouterIndex(entries, bm25=segment_open(Path(directory), "bench"))
+    index = RouterIndex(
+        entries, bm25=segment_open(Path(directory), "bench"), tables=segment_tables(Path(directory), "bench")
+    )
     load, load_cpu = time.perf_counter() - started, time.process_time() - cpu
     for q in questions:
         index.route(q)

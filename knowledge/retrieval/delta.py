@@ -31,6 +31,7 @@ from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
 from .postings import weighted_triplets
+from .tables import Overlay, OverlaySeq
 
 
 # Postings whose merged weights a delta index keeps between questions (16 bytes each: ~64 MB).
@@ -343,7 +344,7 @@ def index_with_edits(index, entries: Sequence[EntryLike], *, version: int, max_c
     new.live_count = int(live.sum())
     _patch_names(new, base, changed, dead)
     _patch_keywords(new, base, changed, dead)
-    new.link_keys = list(base.link_keys)
+    new.link_keys = OverlaySeq(base.link_keys)
     for slot, e in changed:
         keys = entry_link_keys(e)
         if slot < n_base:
@@ -375,9 +376,10 @@ def _patch_names(new, base, changed, dead) -> None:
     """IDs/aliases, positions and semantic IDs: drop the dead slots', add the changed entries'."""
     from .index import _package_key
 
-    new.position = dict(base.position)
-    new.id_keys = dict(base.id_keys)
-    new.semantic = dict(base.semantic)
+    # Overlays: the edits only, over the base's tables (dicts, or arrays mapped from its segment).
+    new.position = Overlay(base.position)
+    new.id_keys = Overlay(base.id_keys)
+    new.semantic = Overlay(base.semantic)
     touched_semantic: set[str] = set()
     for slot in dead:
         old = base.entries[slot]
@@ -410,10 +412,10 @@ def _patch_names(new, base, changed, dead) -> None:
 
 def _patch_keywords(new, base, changed, dead) -> None:
     """Curated keyword maps: the dead slots leave their keywords' carriers, the changed entries join theirs."""
-    new.keyword_entries = dict(base.keyword_entries)
-    new.keyword_ids = dict(base.keyword_ids)
-    new.keywords_by_rarest = dict(base.keywords_by_rarest)
-    new.entry_keywords = list(base.entry_keywords)
+    new.keyword_entries = Overlay(base.keyword_entries)
+    new.keyword_ids = Overlay(base.keyword_ids)
+    new.keywords_by_rarest = Overlay(base.keywords_by_rarest)
+    new.entry_keywords = OverlaySeq(base.entry_keywords)
     carriers: dict[tuple[str, ...], set[int]] = {}
 
     def group(terms: tuple[str, ...]) -> set[int]:
@@ -452,6 +454,7 @@ def _keyword_group_set(new, terms: tuple[str, ...], slots: set[int]) -> None:
             new.keywords_by_rarest[rarest] = [*new.keywords_by_rarest.get(rarest, ()), terms]
     elif terms in new.keyword_entries:
         del new.keyword_entries[terms]
-        for head, groups in list(new.keywords_by_rarest.items()):
+        for head in dict.fromkeys(terms):  # a keyword is filed under one of its own terms
+            groups = new.keywords_by_rarest.get(head, ())
             if terms in groups:
                 new.keywords_by_rarest[head] = [g for g in groups if g != terms]
