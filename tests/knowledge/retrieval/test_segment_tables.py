@@ -153,3 +153,34 @@ def test_entry_keywords_from_the_segment_keep_each_keyword_as_written(tmp_path):
     merged = index_with_edits(mapped, edited, version=2, max_changes=5)
     terms = tuple(dict.fromkeys(analyze("prazo de entrega")))
     assert list(built.keyword_entries[terms]) == [0] and list(merged.keyword_entries[terms]) == [0, 1]
+
+
+@pytest.mark.parametrize("mapped_base", [False, True])
+def test_a_delta_redoes_only_the_link_lists_an_edit_touches_and_they_equal_a_full_resolution(tmp_path, mapped_base):
+    from knowledge.retrieval.index import resolve_links
+
+    def entry(i: int, links: str, **kw) -> Entry:
+        return Entry(package_id=f"PKG_{i:03d}", title=f"t{i}", aliases=(f"ALIAS_{i:03d}",), body=f"x {links}", **kw)
+
+    # A ring with chords, links by ID and by alias, repeats, a self-link and a link to an ID nobody has yet.
+    entries = [
+        entry(i, f"[[PKG_{(i + 1) % 40:03d}]] [[ALIAS_{(i * 7) % 40:03d}]] [[PKG_{(i + 1) % 40:03d}]] [[PKG_{i:03d}]]")
+        for i in range(40)
+    ]
+    entries[3] = entry(3, "[[PKG_900]] [[PKG_004]]")
+    base = _mapped(tmp_path, entries, "links") if mapped_base else RouterIndex(entries)
+    edited = list(entries)
+    edited[10] = entry(10, "[[PKG_020]] [[PKG_020]] [[ALIAS_030]]", revision=2)  # new targets
+    edited[11] = dataclasses.replace(entries[11], aliases=("ALIAS_007",), revision=2)  # takes no alias: first wins
+    del edited[21]  # a link target and a source gone
+    edited.append(entry(900, "[[PKG_001]]"))  # resolves PKG_003's dangling link
+    merged = index_with_edits(base, edited, version=2, max_changes=10)
+    # The base's lists stay; only those of the entries an edit touches are redone.
+    assert isinstance(merged.links, Overlay) and 0 < len(merged.links._set) + len(merged.links._gone) < 20
+    live = np.flatnonzero(merged.bm25.live).tolist()
+    assert dict(merged.links.items()) == resolve_links(merged.link_keys, merged.id_keys, live)
+    fresh = RouterIndex(edited)
+    as_ids = lambda index: {  # noqa: E731
+        index.entries[i].package_id: [index.entries[j].package_id for j in js] for i, js in index.links.items()
+    }
+    assert as_ids(merged) == as_ids(fresh)
