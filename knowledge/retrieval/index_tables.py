@@ -14,7 +14,7 @@ from collections.abc import Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .tables import Ragged, RowMap, SlotRows, StrTable
+from .tables import _CACHE_MAX, _MISSING, Ragged, RowMap, SlotRows, StrTable
 
 _SEP = "\x1f"  # joins a keyword's analyzed terms (never inside a term: terms hold no whitespace or controls)
 
@@ -91,10 +91,18 @@ class KeywordsByRarest(Mapping):
 
     def __init__(self, heads: RowMap, keyword_keys: StrTable):
         self.heads, self.keyword_keys = heads, keyword_keys
+        # Decoded lists of the heads questions ask for (every question asks its terms' heads again).
+        self._cache: dict[str, list[tuple[str, ...]] | None] = {}
 
     def get(self, term, default=None):
-        row = self.heads.get(term)
-        return default if row is None else [_split(self.keyword_keys.key(i)) for i in row]
+        found = self._cache.get(term, _MISSING)
+        if found is _MISSING:
+            row = self.heads.get(term)
+            found = None if row is None else [_split(self.keyword_keys.key(i)) for i in row]
+            if len(self._cache) >= _CACHE_MAX:
+                self._cache.clear()
+            self._cache[term] = found
+        return default if found is None else found
 
     def __getitem__(self, term) -> list[tuple[str, ...]]:
         found = self.get(term)
