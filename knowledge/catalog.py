@@ -1,16 +1,37 @@
 """The effective catalog as an immutable in-memory snapshot, one per process.
 
 `get_active_catalog()` costs one indexed query (the catalog version) when
-nothing changed; after any change, the next call in every process rebuilds.
+nothing changed. After a change, the next call in every process reloads it
+*incrementally* (``_reload``): one light query lists every active package's
+(pk, position, revision, content hash, updated_at) — no bodies — and only the
+packages whose row changed are read whole, with their accepted search terms
+and vectors; the rest of the entries are the previous snapshot's objects. A
+change of accepted search terms or of stored vectors without a package change
+(a curator's acceptance, an embedding that arrives later) is seen through an
+aggregate fingerprint of those tables and re-reads only them (never a body).
 """
 
+import dataclasses
+import re
 import threading
 from dataclasses import dataclass, field
 
 from common.identifiers import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
 from knowledge.markdown import extract_wikilinks
-from knowledge.models import Package, RevisionSearchTerms, SynonymSet
+from django.db.models import CharField, Count, F, Max
+from django.db.models.functions import Cast
+
+from knowledge.models import Package, RevisionEmbedding, RevisionSearchTerms, SynonymSet
 from knowledge.selectors import catalog_version_get
+
+
+# A key normalize_package_key returns unchanged (IDs as the catalog stores them, most aliases):
+# matching it is ~10x cheaper than normalizing, which a reload of 100,000 entries notices.
+_CANONICAL_KEY_RE = re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)*")
+
+
+def _key(name: str) -> str:
+    return name if _CANONICAL_KEY_RE.fullmatch(name) else normalize_package_key(name)
 
 
 @dataclass(frozen=True)
@@ -43,21 +64,24 @@ class Catalog:
     # package_id → stored passage vector of its current revision (float32 bytes; knowledge/embeddings.py).
     vectors: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
+    # What an incremental reload compares against (``_reload``); None for a catalog built otherwise.
+    _state: "_LoadState | None" = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, version: int, entries: list[PackageEntry], synonyms=(), vectors=None) -> "Catalog":
+    def build(cls, version: int, entries: list[PackageEntry], synonyms=(), vectors=None, _state=None) -> "Catalog":
         by_key: dict[str, PackageEntry] = {}
         for entry in entries:
-            by_key[normalize_package_key(entry.package_id)] = entry
+            by_key[_key(entry.package_id)] = entry
         for entry in entries:
             for alias in entry.aliases:
-                by_key.setdefault(normalize_package_key(alias), entry)
+                by_key.setdefault(_key(alias), entry)
         return cls(
             version=version,
             entries=tuple(entries),
             synonyms=tuple(tuple(s) for s in synonyms),
             vectors=dict(vectors or {}),
             _by_key=by_key,
+            _state=_state,
         )
 
     def __len__(self) -> int:
@@ -89,36 +113,184 @@ _lock = threading.Lock()
 _cached: Catalog | None = None
 
 
-def _load(version: int) -> Catalog:
-    rows = list(Package.objects.filter(is_active=True).order_by("position", "package_id"))
-    accepted = {
+# More changed packages than this share of the catalog (or than RELOAD_MAX_CHANGED): a full load.
+RELOAD_MAX_CHANGED = 2000
+RELOAD_MAX_SHARE = 0.25
+
+
+@dataclass(frozen=True)
+class _LoadState:
+    """Per active package pk: its row stamp, and its entry (None: an empty body, not in the catalog)."""
+
+    stamps: dict[int, tuple]
+    entries: dict[int, "PackageEntry | None"]
+    package_ids: dict[int, str]
+    terms_fingerprint: tuple
+    vectors_fingerprint: tuple
+
+
+def _entry(p: Package, accepted: dict) -> PackageEntry | None:
+    if not p.body.strip():
+        return None
+    return PackageEntry(
+        package_id=p.package_id,
+        title=p.title,
+        summary=p.summary,
+        kind=p.kind,
+        strict=p.strict,
+        aliases=tuple(p.aliases),
+        keywords=tuple(p.keywords),
+        semantic_ids=tuple(p.semantic_ids),
+        source=p.source,
+        body=p.body,
+        revision=p.revision_number,
+        search_terms=accepted.get((p.pk, p.revision_number), ()),
+    )
+
+
+def _accepted_terms(package_pks=None) -> dict[tuple[int, int], tuple[str, ...]]:
+    """(package pk, revision number) → accepted search terms, of the current revisions (of ``package_pks``)."""
+    rows = RevisionSearchTerms.objects.filter(
+        status=RevisionSearchTerms.Status.ACCEPTED, revision__number=F("revision__package__revision_number")
+    )
+    rows = (
+        rows.filter(revision__package__is_active=True)
+        if package_pks is None
+        else rows.filter(revision__package__in=package_pks)
+    )
+    return {
         (package_pk, number): tuple(terms)
-        for package_pk, number, terms in RevisionSearchTerms.objects.filter(
-            status=RevisionSearchTerms.Status.ACCEPTED, revision__package__in=rows
-        ).values_list("revision__package_id", "revision__number", "accepted")
+        for package_pk, number, terms in rows.values_list("revision__package_id", "revision__number", "accepted")
     }
-    entries = [
-        PackageEntry(
-            package_id=p.package_id,
-            title=p.title,
-            summary=p.summary,
-            kind=p.kind,
-            strict=p.strict,
-            aliases=tuple(p.aliases),
-            keywords=tuple(p.keywords),
-            semantic_ids=tuple(p.semantic_ids),
-            source=p.source,
-            body=p.body,
-            revision=p.revision_number,
-            search_terms=accepted.get((p.pk, p.revision_number), ()),
-        )
-        for p in rows
-        if p.body.strip()
-    ]
-    synonyms = [tuple(terms) for terms in SynonymSet.objects.filter(is_active=True).values_list("terms", flat=True)]
+
+
+def _terms_fingerprint() -> tuple:
+    found = RevisionSearchTerms.objects.filter(status=RevisionSearchTerms.Status.ACCEPTED).aggregate(
+        n=Count("pk"), last=Max("updated_at")
+    )
+    return (found["n"], found["last"])
+
+
+def _vectors_fingerprint() -> tuple:
+    from common.text import embeddings
+
+    # Vectors are written once per revision (revisions are immutable): a new one adds a row.
+    found = RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID).aggregate(n=Count("pk"), last=Max("pk"))
+    return (found["n"], found["last"])
+
+
+def _stamp(revision_number, content_hash, updated_at, position) -> tuple:
+    return (revision_number, content_hash, updated_at, position)
+
+
+# updated_at as the database's text: parsing 100,000 timestamps into datetimes costs ~0.5 s.
+_STAMP_AT = Cast("updated_at", output_field=CharField())
+
+
+def _load(version: int) -> Catalog:
+    """The whole catalog from the database (a process's first load, or after many changes)."""
     from knowledge.embeddings import catalog_vectors
 
-    return Catalog.build(version, entries, synonyms, catalog_vectors(rows))
+    terms_fingerprint, vectors_fingerprint = _terms_fingerprint(), _vectors_fingerprint()
+    rows = list(Package.objects.filter(is_active=True).annotate(stamp_at=_STAMP_AT).order_by("position", "package_id"))
+    accepted = _accepted_terms(rows)
+    by_pk = {p.pk: _entry(p, accepted) for p in rows}
+    state = _LoadState(
+        stamps={p.pk: _stamp(p.revision_number, p.content_hash, p.stamp_at, p.position) for p in rows},
+        entries=by_pk,
+        package_ids={p.pk: p.package_id for p in rows},
+        terms_fingerprint=terms_fingerprint,
+        vectors_fingerprint=vectors_fingerprint,
+    )
+    entries = [e for e in by_pk.values() if e is not None]
+    return Catalog.build(version, entries, _synonyms(), catalog_vectors(rows), _state=state)
+
+
+def _synonyms() -> list[tuple[str, ...]]:
+    return [tuple(terms) for terms in SynonymSet.objects.filter(is_active=True).values_list("terms", flat=True)]
+
+
+def _vectors_since(before: tuple, now: tuple, by_pk: dict, package_ids: dict, vectors: dict) -> dict:
+    """Vectors after some arrived for unchanged packages (embeddings are computed after a save).
+
+    Writers of vectors hold the catalog state's row lock, so rows are added in id order: the rows
+    after the last id seen are the new ones. Any other change (a row removed): every vector again.
+    """
+    from common.text import embeddings
+    from knowledge.embeddings import catalog_vectors
+
+    rows = list(
+        RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID, pk__gt=before[1] or 0).values_list(
+            "revision__package_id", "revision__number", "vector"
+        )
+    )
+    if before[0] is None or now[0] - before[0] != len(rows):
+        stubs = [Package(pk=pk, package_id=package_ids[pk]) for pk, e in by_pk.items() if e is not None]
+        return catalog_vectors(stubs)
+    for package_pk, number, vector in rows:
+        entry = by_pk.get(package_pk)
+        if entry is not None and entry.revision == number:  # a current revision's vector only
+            vectors[entry.package_id] = bytes(vector)
+    return vectors
+
+
+def _reload(version: int, previous: Catalog) -> Catalog:
+    """The catalog after a change, reading whole only the packages whose row changed (see the module doc).
+
+    Queries: the fingerprints of accepted search terms and of vectors (2), the light list of active
+    packages (1), the changed packages whole with their accepted terms and vectors (3, none when
+    nothing changed), the synonyms (1); the fingerprints' tables again only when they moved.
+    """
+    from knowledge.embeddings import catalog_vectors
+
+    state = previous._state
+    if state is None:
+        return _load(version)
+    terms_fingerprint, vectors_fingerprint = _terms_fingerprint(), _vectors_fingerprint()
+    listed = list(
+        Package.objects.filter(is_active=True)
+        .order_by("position", "package_id")
+        .values_list("pk", "package_id", "revision_number", "content_hash", _STAMP_AT, "position")
+    )
+    stamps = {pk: _stamp(number, digest, updated, position) for pk, _, number, digest, updated, position in listed}
+    changed = [pk for pk, stamp in stamps.items() if state.stamps.get(pk) != stamp]
+    if len(changed) > min(RELOAD_MAX_CHANGED, RELOAD_MAX_SHARE * max(len(listed), 1)):
+        return _load(version)
+    by_pk = {pk: state.entries[pk] for pk in stamps if pk not in changed}
+    vectors = {pid: v for pid, v in previous.vectors.items()}
+    for pk in state.stamps.keys() - stamps.keys():  # gone (deactivated or deleted)
+        vectors.pop(state.package_ids[pk], None)
+    if changed:
+        rows = list(Package.objects.filter(pk__in=changed))
+        accepted = _accepted_terms(rows)
+        for p in rows:
+            by_pk[p.pk] = _entry(p, accepted)
+            vectors.pop(state.package_ids.get(p.pk, p.package_id), None)
+            vectors.pop(p.package_id, None)
+        vectors.update(catalog_vectors(rows))
+    package_ids = {pk: pid for pk, pid, *_ in listed}
+    if terms_fingerprint != state.terms_fingerprint:
+        # Accepted terms changed without a package row (a curator's decision): terms only, never a body.
+        accepted = _accepted_terms()
+        for pk, entry in by_pk.items():
+            if entry is not None:
+                terms = accepted.get((pk, entry.revision), ())
+                if terms != entry.search_terms:
+                    by_pk[pk] = dataclasses.replace(entry, search_terms=terms)
+    if vectors_fingerprint != state.vectors_fingerprint:
+        vectors = _vectors_since(state.vectors_fingerprint, vectors_fingerprint, by_pk, package_ids, vectors)
+    entries = [by_pk[pk] for pk, *_ in listed if by_pk[pk] is not None]
+    new_state = _LoadState(
+        stamps=stamps,
+        entries={pk: by_pk[pk] for pk, *_ in listed},
+        package_ids=package_ids,
+        terms_fingerprint=terms_fingerprint,
+        vectors_fingerprint=vectors_fingerprint,
+    )
+    live = {e.package_id for e in entries}
+    return Catalog.build(
+        version, entries, _synonyms(), {k: v for k, v in vectors.items() if k in live}, _state=new_state
+    )
 
 
 def get_active_catalog() -> Catalog:
@@ -131,7 +303,7 @@ def get_active_catalog() -> Catalog:
     with _lock:
         if _cached is not None and _cached.version == version:
             return _cached
-        _cached = _load(version)
+        _cached = _load(version) if _cached is None else _reload(version, _cached)
         return _cached
 
 

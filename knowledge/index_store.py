@@ -39,6 +39,7 @@ from knowledge.retrieval.segments import (
     segment_lock,
     segment_open,
     segment_path,
+    segment_tables,
     segment_write,
     segments_collect,
 )
@@ -120,8 +121,22 @@ def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, direct
         if segment_exists(directory, key):
             # Forced, or present but unreadable (an older format, a truncated file): written anew.
             shutil.rmtree(segment_path(directory, key), ignore_errors=True)
-        segment_write(directory, key, index.bm25, info={"catalog_version": catalog.version, "entries": len(index)})
-        index.bm25 = segment_open(directory, key)  # the private arrays go; the shared pages serve
+        segment_write(
+            directory,
+            key,
+            index.bm25,
+            tables=index.shared_tables(),
+            info={"catalog_version": catalog.version, "entries": len(index)},
+        )
+        # The private arrays and tables go; the shared pages serve.
+        index = RouterIndex(
+            catalog.entries,
+            config=config,
+            version=catalog.version,
+            bm25=segment_open(directory, key),
+            content_digest=digest,
+            tables=segment_tables(directory, key),
+        )
         removed = segments_collect(directory, keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)), protect=(key,))
         logger.info(
             "router_segment_written version=%s entries=%d ms=%.1f collected=%d",
@@ -146,7 +161,14 @@ def _open(catalog, config, directory: Path, key: str, digest: str) -> RouterInde
         return None
     try:
         bm25 = segment_open(directory, key)
-        return RouterIndex(catalog.entries, config=config, version=catalog.version, bm25=bm25, content_digest=digest)
+        return RouterIndex(
+            catalog.entries,
+            config=config,
+            version=catalog.version,
+            bm25=bm25,
+            content_digest=digest,
+            tables=segment_tables(directory, key),
+        )
     except (SegmentError, ValueError):
         logger.warning("router_segment_unreadable key=%s", key)
         return None

@@ -283,8 +283,13 @@ class SparseBM25Index:
         """IDF a term found in one document would have (used for unknown terms)."""
         return math.log(self.n_docs + 1) if self.n_docs else 0.0
 
-    def vocabulary_df(self) -> dict[str, int]:
-        return {t: int(self.doc_freq[c]) for t, c in self.vocabulary.items()}
+    def vocabulary_df(self) -> Mapping[str, int]:
+        """term → document frequency: a dict over an in-memory vocabulary, a view over a mapped one."""
+        if isinstance(self.vocabulary, dict):
+            return {t: int(self.doc_freq[c]) for t, c in self.vocabulary.items()}
+        from .tables import DocFreqView
+
+        return DocFreqView(self.vocabulary, self.doc_freq)
 
     def span(self, term: str) -> tuple[int, int, float] | None:
         """(start, end, idf) of a term's postings as plain Python numbers, or None when unknown.

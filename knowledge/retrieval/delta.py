@@ -31,6 +31,8 @@ from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
 from .postings import weighted_triplets
+from .index_tables import LinkKeys
+from .tables import Overlay, OverlaySeq
 
 
 # Postings whose merged weights a delta index keeps between questions (16 bytes each: ~64 MB).
@@ -269,12 +271,20 @@ def catalog_changes(base, entries: Sequence[EntryLike]) -> tuple[list[tuple[int,
     """
     position = base.position
     base_entries = base.entries
+    n_base = len(base_entries)
+    # IDs unique in the base (as a catalog's are): an entry found at the slot after the last one is
+    # at its position, without a lookup (a mapped position table hashes every key it is asked).
+    in_order = len(position) == n_base
     changed: list[tuple[int, EntryLike]] = []
     seen: set[int] = set()
-    next_slot = len(base_entries)
+    next_slot = n_base
     last = -1
     for e in entries:
-        slot = position.get(e.package_id)
+        following = last + 1
+        if in_order and following < n_base and base_entries[following].package_id == e.package_id:
+            slot = following
+        else:
+            slot = position.get(e.package_id)
         if slot is None:
             changed.append((next_slot, e))
             next_slot += 1
@@ -283,7 +293,7 @@ def catalog_changes(base, entries: Sequence[EntryLike]) -> tuple[list[tuple[int,
             return None
         last = slot
         seen.add(slot)
-        if e != base_entries[slot]:
+        if e is not base_entries[slot] and e != base_entries[slot]:
             changed.append((slot, e))
     removed = [slot for slot in range(len(base_entries)) if slot not in seen] if len(seen) < len(base_entries) else []
     return changed, removed
@@ -296,7 +306,7 @@ def index_with_edits(index, entries: Sequence[EntryLike], *, version: int, max_c
     base, when kept entries changed order, or when the base keeps no raw
     frequencies. The delta is always taken against the base (deltas do not stack).
     """
-    from .index import RouterIndex, entry_link_keys, resolve_links  # index.py does not import us
+    from .index import RouterIndex, entry_link_keys  # index.py does not import us
 
     started = time.perf_counter()
     base = index.delta_base or index
@@ -343,14 +353,14 @@ def index_with_edits(index, entries: Sequence[EntryLike], *, version: int, max_c
     new.live_count = int(live.sum())
     _patch_names(new, base, changed, dead)
     _patch_keywords(new, base, changed, dead)
-    new.link_keys = list(base.link_keys)
+    new.link_keys = OverlaySeq(base.link_keys)
     for slot, e in changed:
         keys = entry_link_keys(e)
         if slot < n_base:
             new.link_keys[slot] = keys
         else:
             new.link_keys.append(keys)
-    new.links = resolve_links(new.link_keys, new.id_keys, np.flatnonzero(live).tolist())
+    new.links = _patch_links(new, base, [slot for slot, _ in changed], dead, live)
     new.strict_rules = [
         i for i in np.flatnonzero(live).tolist() if new.entries[i].kind == KIND_RULE and new.entries[i].strict
     ]
@@ -371,13 +381,76 @@ def _delta_digest(base, changed, removed) -> str:
     return digest.hexdigest()[:16]
 
 
+def _slots_linking_to(link_keys, keys: set[str]) -> set[int]:
+    """Slots whose body links to one of ``keys`` (by key, resolved or not)."""
+    if not keys:
+        return set()
+    if isinstance(link_keys, LinkKeys):  # mapped: one vectorised pass over the key ids
+        ids = [i for i in (link_keys.keys.find(k) for k in keys) if i >= 0]
+        if not ids:
+            return set()
+        rows = link_keys.rows.arrays
+        at = np.flatnonzero(np.isin(np.asarray(rows["values"]), ids))
+        return set((np.searchsorted(np.asarray(rows["ptr"]), at, side="right") - 1).tolist())
+    return {i for i, targets in enumerate(link_keys) if not keys.isdisjoint(targets)}
+
+
+def _patch_links(new, base, changed: list[int], dead: list[int], live: np.ndarray):
+    """The wiki-link graph of the delta: the base's, with the lists of the entries an edit touches redone.
+
+    ``resolve_links`` over every live slot gives the same lists (a test compares): an entry's list is its
+    own targets at its slot and each entry linking to it at that entry's slot, in slot order, so only the
+    lists of entries whose out- or in-links changed differ from the base's.
+    """
+    id_keys = new.id_keys
+    moved = {k for k in (*id_keys._set, *id_keys._gone) if base.id_keys.get(k) != id_keys.get(k)}
+    sources = {*changed, *dead, *_slots_linking_to(base.link_keys, moved)}
+    n_base = len(base.entries)
+    targets: dict[int, list[int]] = {}
+
+    def new_targets(i: int) -> list[int]:
+        found = targets.get(i)
+        if found is None:
+            found = targets[i] = (
+                [j for j in (id_keys.get(k) for k in new.link_keys[i]) if j is not None and j != i] if live[i] else []
+            )
+        return found
+
+    touched = set(sources)
+    for i in sources:
+        if i < n_base:
+            touched.update(j for j in (base.id_keys.get(k) for k in base.link_keys[i]) if j is not None and j != i)
+        touched.update(new_targets(i))
+    links = Overlay(base.links)
+    for x in touched:
+        if not live[x]:
+            if x in links:
+                del links[x]
+            continue
+        candidates = {x, *(i for i in sources if x in new_targets(i))}
+        if x < n_base:
+            candidates.update(i for i in base.links.get(x, ()) if live[i])
+        out: list[int] = []
+        for i in sorted(candidates):
+            if i == x:
+                out.extend(new_targets(x))
+            else:
+                out.extend([i] * new_targets(i).count(x))
+        if out:
+            links[x] = out
+        elif x in links:
+            del links[x]
+    return links
+
+
 def _patch_names(new, base, changed, dead) -> None:
     """IDs/aliases, positions and semantic IDs: drop the dead slots', add the changed entries'."""
     from .index import _package_key
 
-    new.position = dict(base.position)
-    new.id_keys = dict(base.id_keys)
-    new.semantic = dict(base.semantic)
+    # Overlays: the edits only, over the base's tables (dicts, or arrays mapped from its segment).
+    new.position = Overlay(base.position)
+    new.id_keys = Overlay(base.id_keys)
+    new.semantic = Overlay(base.semantic)
     touched_semantic: set[str] = set()
     for slot in dead:
         old = base.entries[slot]
@@ -410,10 +483,10 @@ def _patch_names(new, base, changed, dead) -> None:
 
 def _patch_keywords(new, base, changed, dead) -> None:
     """Curated keyword maps: the dead slots leave their keywords' carriers, the changed entries join theirs."""
-    new.keyword_entries = dict(base.keyword_entries)
-    new.keyword_ids = dict(base.keyword_ids)
-    new.keywords_by_rarest = dict(base.keywords_by_rarest)
-    new.entry_keywords = list(base.entry_keywords)
+    new.keyword_entries = Overlay(base.keyword_entries)
+    new.keyword_ids = Overlay(base.keyword_ids)
+    new.keywords_by_rarest = Overlay(base.keywords_by_rarest)
+    new.entry_keywords = OverlaySeq(base.entry_keywords)
     carriers: dict[tuple[str, ...], set[int]] = {}
 
     def group(terms: tuple[str, ...]) -> set[int]:
@@ -452,6 +525,7 @@ def _keyword_group_set(new, terms: tuple[str, ...], slots: set[int]) -> None:
             new.keywords_by_rarest[rarest] = [*new.keywords_by_rarest.get(rarest, ()), terms]
     elif terms in new.keyword_entries:
         del new.keyword_entries[terms]
-        for head, groups in list(new.keywords_by_rarest.items()):
+        for head in dict.fromkeys(terms):  # a keyword is filed under one of its own terms
+            groups = new.keywords_by_rarest.get(head, ())
             if terms in groups:
                 new.keywords_by_rarest[head] = [g for g in groups if g != terms]

@@ -41,10 +41,12 @@ from .dense import DenseIndex
 from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
+from .index_tables import export_tables, import_tables
 from .postings import weighted_triplets
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, PartQuery, route_part
 from .splitting import split_parts
+from .tables import StrTable
 from .typos import TypoExpander
 
 
@@ -101,22 +103,17 @@ class RouterIndex:
         dense: DenseIndex | None = None,
         bm25: SparseBM25Index | None = None,
         content_digest: str | None = None,
+        tables: Mapping[str, object] | None = None,
     ):
         """Build the index; ``bm25``: the BM25 part already built for these entries and this config
         (a memory-mapped segment, ``segments.segment_open``), ``content_digest``: ``entries_digest(entries)``,
-        ``dense``: entry vectors for the dense signal (``attach_dense``).
+        ``dense``: entry vectors for the dense signal (``attach_dense``), ``tables``: the per-entry tables
+        stored with that segment (``segments.segment_tables``): mapped, not built from the entries.
         """
         started = time.perf_counter()
         self.config = config or RouterConfig()
         self.version = version
         self.entries: list[EntryLike] = list(entries)
-        self.position: dict[str, int] = {e.package_id: i for i, e in enumerate(self.entries)}
-
-        self.id_keys: dict[str, int] = {}
-        self.semantic: dict[str, list[int]] = {}
-        kw_groups: dict[tuple[str, ...], list[int]] = {}
-        self.keyword_ids: dict[tuple[str, ...], int] = {}
-        self.entry_keywords: list[tuple[tuple[int, str], ...]] = []  # per entry: (keyword id, keyword as written)
         if bm25 is None:
             bm25 = SparseBM25Index.from_triplets(
                 *weighted_triplets(self.entries, self.config.field_weights),
@@ -127,6 +124,58 @@ class RouterIndex:
         elif bm25.n_docs != len(self.entries):
             raise ValueError(f"BM25 segment of {bm25.n_docs} documents for {len(self.entries)} entries")
         self.bm25 = bm25
+        vocabulary_df = self.bm25.vocabulary_df()
+        mapped = (
+            import_tables(tables, self.entries, bm25.vocabulary)
+            if tables and isinstance(bm25.vocabulary, StrTable)
+            else None
+        )
+        if mapped is not None:
+            self._map_tables(mapped, vocabulary_df)
+        else:
+            self._build_tables(vocabulary_df)
+        self.expander = self._build_expander(vocabulary_df)
+        # Training the re-ranker reads every part's candidate features.
+        self.collect_features = False
+        self._body_tokens: dict[int, int] = {}
+        self.strict_rules = [i for i, e in enumerate(self.entries) if e.kind == KIND_RULE and e.strict]
+        # A delta index (delta.index_with_edits) names its base and how many entries are live.
+        self.delta_base: RouterIndex | None = None
+        self.live_count = len(self.entries)
+        # Identifies the content (cache keys, segment keys); `source` is for the owner's bookkeeping.
+        self.content_digest = content_digest or entries_digest(self.entries)
+        self.dense: DenseIndex | None = None
+        self.attach_dense(dense)
+        self.source: object = None
+        self.build_ms = (time.perf_counter() - started) * 1000
+
+    def _map_tables(self, mapped: Mapping[str, object], vocabulary_df: Mapping[str, int]) -> None:
+        """The per-entry tables as views over a segment's mapped arrays (``index_tables``)."""
+        for name in (
+            "position",
+            "id_keys",
+            "semantic",
+            "keyword_ids",
+            "keyword_entries",
+            "keywords_too_common",
+            "keywords_by_rarest",
+            "entry_keywords",
+            "links",
+            "link_keys",
+        ):
+            setattr(self, name, mapped[name])
+        self.typos = TypoExpander(vocabulary_df)
+        self.typos._deletes = mapped["typo_table"]
+
+    def _build_tables(self, vocabulary_df: Mapping[str, int]) -> None:
+        """The per-entry tables built from the entries, in this process."""
+        self.position: Mapping[str, int] = {e.package_id: i for i, e in enumerate(self.entries)}
+        self.id_keys: Mapping[str, int] = {}
+        self.semantic: Mapping[str, Sequence[int]] = {}
+        kw_groups: dict[tuple[str, ...], list[int]] = {}
+        self.keyword_ids: Mapping[tuple[str, ...], int] = {}
+        # Per entry: (keyword id, keyword as written).
+        self.entry_keywords: Sequence[tuple[tuple[int, str], ...]] = []
         self._exact_match_maps(kw_groups)
         # Keyword index: each distinct analyzed keyword → the entries carrying it,
         # reachable from its first term. A query touches only its own terms' keywords.
@@ -146,26 +195,16 @@ class RouterIndex:
         for terms in self.keyword_entries:
             rarest = min(terms, key=lambda t: (self.bm25.df(t), t))
             self.keywords_by_rarest.setdefault(rarest, []).append(terms)
-        self.typos = TypoExpander(self.bm25.vocabulary_df())
+        self.typos = TypoExpander(vocabulary_df)
         self.typos.prepare()  # pay for the typo table at build time, not on a user's question
-        self.expander = self._build_expander(self.bm25.vocabulary_df())
-        # Training the re-ranker reads every part's candidate features.
-        self.collect_features = False
-        self._body_tokens: dict[int, int] = {}
         # Wiki links, both directions, to entries of this catalog only. The targets
         # are kept (as keys) so a delta can resolve them again against new IDs.
-        self.link_keys: list[tuple[str, ...]] = [entry_link_keys(e) for e in self.entries]
-        self.links = resolve_links(self.link_keys, self.id_keys, range(len(self.entries)))
-        self.strict_rules = [i for i, e in enumerate(self.entries) if e.kind == KIND_RULE and e.strict]
-        # A delta index (delta.index_with_edits) names its base and how many entries are live.
-        self.delta_base: RouterIndex | None = None
-        self.live_count = len(self.entries)
-        # Identifies the content (cache keys, segment keys); `source` is for the owner's bookkeeping.
-        self.content_digest = content_digest or entries_digest(self.entries)
-        self.dense: DenseIndex | None = None
-        self.attach_dense(dense)
-        self.source: object = None
-        self.build_ms = (time.perf_counter() - started) * 1000
+        self.link_keys: Sequence[tuple[str, ...]] = [entry_link_keys(e) for e in self.entries]
+        self.links: Mapping[int, Sequence[int]] = resolve_links(self.link_keys, self.id_keys, range(len(self.entries)))
+
+    def shared_tables(self) -> dict[str, object]:
+        """The per-entry tables as arrays, to store with the BM25 segment (``segments.segment_write``)."""
+        return export_tables(self)
 
     def attach_dense(self, dense: DenseIndex | None) -> None:
         """Entry vectors for the dense signal (aligned with entries), or None: the signal is skipped.

@@ -3,13 +3,15 @@
 One directory per segment key (catalog content digest + router settings
 fingerprint) under the index directory::
 
-    <dir>/<key>/meta.json        format, N, k1, b, δ, avgdl, vocabulary size
-    <dir>/<key>/terms.txt        the vocabulary, one term per line, in term-id order
+    <dir>/<key>/meta.json        format, N, k1, b, δ, avgdl, vocabulary size, the tables stored
+    <dir>/<key>/vocab.*.npy      the vocabulary (``tables.StrTable``: term → term id)
     <dir>/<key>/<array>.npy      indptr, indices, data, idf, doc_freq, term_max, lengths, tf
+    <dir>/<key>/<table>.*.npy    the router's per-entry tables (``index_tables.export_tables``)
 
-Numpy arrays are opened with ``mmap_mode="r"``: the postings live once in the
-page cache and every web and worker process maps the same pages, so an extra
-process pays for the vocabulary dict and its own Python structures only.
+Numpy arrays are opened with ``mmap_mode="r"``: the postings, the vocabulary
+and the per-entry tables (positions, ID keys, semantic IDs, keywords, links,
+the typo table) live once in the page cache and every web and worker process
+maps the same pages, so an extra process builds no Python table per entry.
 
 A segment is written into a temporary directory and renamed into place, so a
 reader sees a complete segment or none. Writers serialise on an ``fcntl`` lock
@@ -36,11 +38,14 @@ from pathlib import Path
 import numpy as np
 
 from .bm25 import SparseBM25Index, _Postings
+from .tables import Ragged, StrTable
 
-FORMAT = 1
+# 2: vocabulary as a StrTable (was terms.txt) and the router's per-entry tables.
+FORMAT = 2
 ARRAYS = ("indptr", "indices", "data", "idf", "doc_freq", "term_max", "lengths", "tf")
 _META = "meta.json"
-_TERMS = "terms.txt"
+_VOCAB = "vocab"
+_KINDS = {"str": StrTable, "ragged": Ragged}
 
 
 class SegmentError(Exception):
@@ -55,8 +60,11 @@ def segment_exists(directory: Path, key: str) -> bool:
     return (segment_path(directory, key) / _META).is_file()
 
 
-def segment_write(directory: Path, key: str, bm25: SparseBM25Index, *, info: dict | None = None) -> Path:
-    """Write ``bm25`` as segment ``key`` (atomically); returns its path. An existing segment is kept."""
+def segment_write(
+    directory: Path, key: str, bm25: SparseBM25Index, *, info: dict | None = None, tables: dict | None = None
+) -> Path:
+    """Write ``bm25`` (and the router's ``tables``, ``index_tables.export_tables``) as segment ``key``
+    (atomically); returns its path. An existing segment is kept."""
     directory = Path(directory)
     directory.mkdir(parents=True, exist_ok=True)
     final = segment_path(directory, key)
@@ -79,8 +87,15 @@ def segment_write(directory: Path, key: str, bm25: SparseBM25Index, *, info: dic
         for name, values in arrays.items():
             np.save(tmp / f"{name}.npy", np.ascontiguousarray(values), allow_pickle=False)
         terms = sorted(bm25.vocabulary, key=bm25.vocabulary.__getitem__)
-        # Analyzed terms never hold whitespace: one per line is unambiguous.
-        (tmp / _TERMS).write_text("\n".join(terms), encoding="utf-8")
+        StrTable.build(terms).save(tmp, _VOCAB)
+        kinds = {}
+        for name, table in (tables or {}).items():
+            if isinstance(table, np.ndarray):
+                np.save(tmp / f"{name}.npy", np.ascontiguousarray(table), allow_pickle=False)
+                kinds[name] = "array"
+            else:
+                table.save(tmp, name)
+                kinds[name] = "str" if isinstance(table, StrTable) else "ragged"
         meta = {
             "format": FORMAT,
             "key": key,
@@ -90,6 +105,7 @@ def segment_write(directory: Path, key: str, bm25: SparseBM25Index, *, info: dic
             "b": bm25.b,
             "delta": bm25.delta,
             "avgdl": bm25.avgdl,
+            "tables": kinds,
             "written_at": time.time(),
             **(info or {}),
         }
@@ -105,24 +121,28 @@ def segment_write(directory: Path, key: str, bm25: SparseBM25Index, *, info: dic
     return final
 
 
+def _meta(path: Path, key: str) -> dict:
+    meta = json.loads((path / _META).read_text(encoding="utf-8"))
+    if meta.get("format") != FORMAT:
+        raise SegmentError(f"segment {key}: format {meta.get('format')!r}, expected {FORMAT}")
+    return meta
+
+
 def segment_open(directory: Path, key: str) -> SparseBM25Index:
-    """The segment's BM25 index over memory-mapped arrays (read-only)."""
+    """The segment's BM25 index over memory-mapped arrays (read-only); its vocabulary is a ``StrTable``."""
     path = segment_path(directory, key)
     try:
-        meta = json.loads((path / _META).read_text(encoding="utf-8"))
-        if meta.get("format") != FORMAT:
-            raise SegmentError(f"segment {key}: format {meta.get('format')!r}, expected {FORMAT}")
+        meta = _meta(path, key)
         arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in ARRAYS}
-        text = (path / _TERMS).read_text(encoding="utf-8")
+        vocabulary = StrTable.load(path, _VOCAB)
     except (OSError, ValueError) as exc:
         raise SegmentError(f"segment {key}: {exc.__class__.__name__}") from exc
-    terms = text.split("\n") if text else []
-    if len(terms) != meta["n_terms"]:
-        raise SegmentError(f"segment {key}: {len(terms)} terms, expected {meta['n_terms']}")
+    if len(vocabulary) != meta["n_terms"]:
+        raise SegmentError(f"segment {key}: {len(vocabulary)} terms, expected {meta['n_terms']}")
     with contextlib.suppress(OSError):
         os.utime(path)  # "recently used" for segments_collect
     index = SparseBM25Index(
-        vocabulary=dict(zip(terms, range(len(terms)))),
+        vocabulary=vocabulary,
         postings=_Postings(arrays["indptr"], arrays["indices"], arrays["data"]),
         idf=arrays["idf"],
         doc_freq=arrays["doc_freq"],
@@ -136,6 +156,21 @@ def segment_open(directory: Path, key: str) -> SparseBM25Index:
     index.avgdl = float(meta["avgdl"])
     index.tf = arrays["tf"]
     return index
+
+
+def segment_tables(directory: Path, key: str) -> dict[str, object]:
+    """The router's per-entry tables stored with segment ``key`` (memory-mapped); {} when it has none."""
+    path = segment_path(directory, key)
+    try:
+        kinds = _meta(path, key).get("tables") or {}
+        return {
+            name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
+            if kind == "array"
+            else _KINDS[kind].load(path, name)
+            for name, kind in kinds.items()
+        }
+    except (OSError, ValueError, KeyError) as exc:
+        raise SegmentError(f"segment {key}: {exc.__class__.__name__}") from exc
 
 
 @contextlib.contextmanager

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, MutableMapping
 
 TYPO_MIN_LENGTH = 4
 
@@ -51,7 +51,7 @@ class TypoExpander:
     def __init__(self, vocabulary: Mapping[str, int]):
         # vocabulary: term -> document frequency (used to prefer common terms)
         self._vocabulary = vocabulary
-        self._deletes: dict[str, list[str]] | None = None
+        self._deletes: MutableMapping[str, list[str]] | None = None
 
     def _build(self) -> dict[str, list[str]]:
         table: dict[str, list[str]] = {}
@@ -66,7 +66,9 @@ class TypoExpander:
         """
         other = TypoExpander(vocabulary)
         if self._deletes is not None:
-            table = dict(self._deletes)
+            from .tables import Overlay
+
+            table = Overlay(self._deletes)  # the edits over this table (a dict, or arrays mapped from a segment)
             for term in added:
                 # Copy-on-write: the lists of the table are shared with this expander.
                 for key in (term, *_deletes(term)):

@@ -24,6 +24,7 @@ from knowledge.retrieval.segments import (
     segment_exists,
     segment_lock,
     segment_open,
+    segment_tables,
     segment_write,
     segments_collect,
 )
@@ -90,11 +91,15 @@ def test_an_index_over_a_memory_mapped_segment_delivers_the_recorded_results(tmp
     def from_segment(folder):
         built = RouterIndex(load_package_folder(folder))
         key = f"k{abs(hash(str(folder)))}"
-        segment_write(tmp_path, key, built.bm25)
+        segment_write(tmp_path, key, built.bm25, tables=built.shared_tables())
         mapped = segment_open(tmp_path, key)
         assert isinstance(mapped._postings.data, np.memmap)
         return RouterIndex(
-            built.entries, bm25=mapped, content_digest=built.content_digest, dense=folder_dense(built.entries)
+            built.entries,
+            bm25=mapped,
+            content_digest=built.content_digest,
+            dense=folder_dense(built.entries),
+            tables=segment_tables(tmp_path, key),
         )
 
     recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
@@ -183,7 +188,8 @@ def test_a_segment_round_trips_and_a_bad_one_is_refused(tmp_path):
     for name in ("indptr", "indices", "data"):
         assert np.array_equal(getattr(mapped._postings, name), getattr(built.bm25._postings, name))
     assert np.array_equal(mapped.tf, built.bm25.tf) and mapped.avgdl == built.bm25.avgdl
-    (tmp_path / "one" / "terms.txt").write_text("only\nthree\nterms", encoding="utf-8")
+    # A vocabulary of the wrong length (a truncated or foreign file) is refused.
+    np.save(tmp_path / "one" / "vocab.offsets.npy", np.zeros(4, dtype=np.int64))
     with pytest.raises(SegmentError):
         segment_open(tmp_path, "one")
     with pytest.raises(SegmentError):

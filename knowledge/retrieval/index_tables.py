@@ -1,0 +1,253 @@
+"""A router index's per-entry tables as arrays (``tables``), to store in a shared segment and map back.
+
+``export_tables(index)`` turns the Python tables ``RouterIndex`` builds from
+its entries (positions, ID/alias keys, semantic IDs, curated keywords, wiki
+links, the typo table) into ``StrTable``/``Ragged`` arrays; ``import_tables``
+gives the router read-only views over the mapped arrays with the API of the
+dicts, lists and sets they replace (same keys, values and order), so every
+route is the same. Each view decodes only what a question touches.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator, Mapping, Sequence
+
+import numpy as np
+
+from .tables import _CACHE_MAX, _MISSING, Ragged, RowMap, SlotRows, StrTable
+
+_SEP = "\x1f"  # joins a keyword's analyzed terms (never inside a term: terms hold no whitespace or controls)
+
+_KW_CARRIED, _KW_TOO_COMMON = 1, 2
+
+
+def _joined(terms: tuple[str, ...]) -> str:
+    return _SEP.join(terms)
+
+
+def _split(key: str) -> tuple[str, ...]:
+    return tuple(key.split(_SEP))
+
+
+class KeywordIds(Mapping):
+    """``keyword terms (tuple) → keyword id``."""
+
+    def __init__(self, keys: StrTable):
+        self.keys = keys
+
+    def get(self, terms, default=None):
+        i = self.keys.get(_joined(terms))
+        return default if i is None else i
+
+    def __getitem__(self, terms) -> int:
+        i = self.get(terms)
+        if i is None:
+            raise KeyError(terms)
+        return i
+
+    def __contains__(self, terms) -> bool:
+        return self.get(terms) is not None
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        return map(_split, self.keys)
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+
+class KeywordEntries(Mapping):
+    """``keyword terms → its carriers`` (int64 array) for keywords not too common; ``too_common``: the others."""
+
+    def __init__(self, keys: StrTable, state: np.ndarray, carriers: Ragged, wanted: int = _KW_CARRIED):
+        self.keys, self.state, self.carriers, self.wanted = keys, state, carriers, wanted
+
+    def _id(self, terms) -> int | None:
+        i = self.keys.get(_joined(terms))
+        return i if i is not None and self.state[i] == self.wanted else None
+
+    def get(self, terms, default=None):
+        i = self._id(terms)
+        return default if i is None else self.carriers.array(i)
+
+    def __getitem__(self, terms) -> np.ndarray:
+        i = self._id(terms)
+        if i is None:
+            raise KeyError(terms)
+        return self.carriers.array(i)
+
+    def __contains__(self, terms) -> bool:
+        return self._id(terms) is not None
+
+    def __iter__(self) -> Iterator[tuple[str, ...]]:
+        for i in np.flatnonzero(np.asarray(self.state) == self.wanted).tolist():
+            yield _split(self.keys.key(i))
+
+    def __len__(self) -> int:
+        return int(np.count_nonzero(np.asarray(self.state) == self.wanted))
+
+
+class KeywordsByRarest(Mapping):
+    """``term → the keywords (terms tuples) reached from it``, in filing order."""
+
+    def __init__(self, heads: RowMap, keyword_keys: StrTable):
+        self.heads, self.keyword_keys = heads, keyword_keys
+        # Decoded lists of the heads questions ask for (every question asks its terms' heads again).
+        self._cache: dict[str, list[tuple[str, ...]] | None] = {}
+
+    def get(self, term, default=None):
+        found = self._cache.get(term, _MISSING)
+        if found is _MISSING:
+            row = self.heads.get(term)
+            found = None if row is None else [_split(self.keyword_keys.key(i)) for i in row]
+            if len(self._cache) >= _CACHE_MAX:
+                self._cache.clear()
+            self._cache[term] = found
+        return default if found is None else found
+
+    def __getitem__(self, term) -> list[tuple[str, ...]]:
+        found = self.get(term)
+        if found is None:
+            raise KeyError(term)
+        return found
+
+    def __contains__(self, term) -> bool:
+        return term in self.heads
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.heads)
+
+    def __len__(self) -> int:
+        return len(self.heads)
+
+
+class EntryKeywords(Sequence):
+    """Per entry: ``(keyword id, keyword as written)`` of its curated keywords that analyze to terms."""
+
+    def __init__(self, ids: Ragged, positions: Ragged, entries: Sequence):
+        self.ids, self.positions, self.entries = ids, positions, entries
+
+    def __getitem__(self, i: int) -> tuple[tuple[int, str], ...]:
+        keywords = self.entries[i].keywords
+        return tuple(zip(self.ids[i], (keywords[j] for j in self.positions[i])))
+
+    def __len__(self) -> int:
+        return len(self.ids)
+
+
+class LinkKeys(Sequence):
+    """Per entry: the package keys its body links to, in order (``index.entry_link_keys``)."""
+
+    def __init__(self, keys: StrTable, rows: Ragged):
+        self.keys, self.rows = keys, rows
+
+    def __getitem__(self, i: int) -> tuple[str, ...]:
+        key = self.keys.key
+        return tuple(key(k) for k in self.rows[i])
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+class DeleteTable(Mapping):
+    """The typo table (``typos.TypoExpander``): a deletion variant → the vocabulary terms it comes from."""
+
+    def __init__(self, rows: RowMap, vocabulary: StrTable):
+        self.rows, self.vocabulary = rows, vocabulary
+
+    def get(self, key, default=None):
+        row = self.rows.get(key)
+        return default if row is None else [self.vocabulary.key(col) for col in row]
+
+    def __getitem__(self, key) -> list[str]:
+        found = self.get(key)
+        if found is None:
+            raise KeyError(key)
+        return found
+
+    def __contains__(self, key) -> bool:
+        return key in self.rows
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self.rows)
+
+    def __len__(self) -> int:
+        return len(self.rows)
+
+
+def _str_rows(mapping: Mapping[str, Sequence[int]]) -> tuple[StrTable, Ragged]:
+    return StrTable.build(list(mapping)), Ragged.build(mapping.values())
+
+
+def export_tables(index) -> dict[str, StrTable | Ragged]:
+    """The arrays of ``index``'s per-entry tables (built from its entries, in memory)."""
+    n = len(index.entries)
+    out: dict[str, StrTable | Ragged] = {}
+    out["position"] = StrTable.build(list(index.position), list(index.position.values()))
+    out["id_keys"] = StrTable.build(list(index.id_keys), list(index.id_keys.values()))
+    out["semantic.keys"], out["semantic.rows"] = _str_rows(index.semantic)
+    keyword_terms = list(index.keyword_ids)
+    if [index.keyword_ids[t] for t in keyword_terms] != list(range(len(keyword_terms))):
+        raise ValueError("keyword ids are not in insertion order")
+    out["keywords.keys"] = StrTable.build([_joined(t) for t in keyword_terms])
+    state = np.zeros(len(keyword_terms), dtype=np.int8)
+    carriers = []
+    for i, terms in enumerate(keyword_terms):
+        found = index.keyword_entries.get(terms)
+        if found is not None:
+            state[i] = _KW_CARRIED
+            carriers.append(found.tolist())
+        else:
+            state[i] = _KW_TOO_COMMON if terms in index.keywords_too_common else 0
+            carriers.append(())
+    out["keywords.carriers"] = Ragged.build(carriers)
+    out["keywords.state"] = state
+    out["keywords.heads.keys"] = StrTable.build(list(index.keywords_by_rarest))
+    out["keywords.heads.rows"] = Ragged.build(
+        [index.keyword_ids[t] for t in groups] for groups in index.keywords_by_rarest.values()
+    )
+    ids_rows, position_rows = [], []
+    for e, analyzed in zip(index.entries, index.entry_keywords):
+        ids_rows.append([kw_id for kw_id, _ in analyzed])
+        positions, j = [], 0
+        for _, kw in analyzed:  # the keywords kept, in the entry's order: find each one's position
+            while e.keywords[j] != kw:
+                j += 1
+            positions.append(j)
+            j += 1
+        position_rows.append(positions)
+    out["entry_keywords.ids"] = Ragged.build(ids_rows)
+    out["entry_keywords.positions"] = Ragged.build(position_rows)
+    out["links"] = Ragged.build(index.links.get(i, ()) for i in range(n))
+    link_ids: dict[str, int] = {}
+    out["link_keys.rows"] = Ragged.build(
+        [link_ids.setdefault(k, len(link_ids)) for k in index.link_keys[i]] for i in range(n)
+    )
+    out["link_keys.keys"] = StrTable.build(list(link_ids))
+    index.typos.prepare()
+    deletes = index.typos._deletes
+    vocabulary = index.bm25.vocabulary
+    out["typos.keys"] = StrTable.build(list(deletes))
+    out["typos.rows"] = Ragged.build([vocabulary[t] for t in terms] for terms in deletes.values())
+    return out
+
+
+def import_tables(tables: Mapping[str, object], entries: Sequence, vocabulary: StrTable) -> dict[str, object]:
+    """``RouterIndex`` attributes (views) over mapped ``tables`` (``segments.segment_tables``)."""
+    keyword_keys = tables["keywords.keys"]
+    state = tables["keywords.state"]
+    carriers = tables["keywords.carriers"]
+    return {
+        "position": tables["position"],
+        "id_keys": tables["id_keys"],
+        "semantic": RowMap(tables["semantic.keys"], tables["semantic.rows"]),
+        "keyword_ids": KeywordIds(keyword_keys),
+        "keyword_entries": KeywordEntries(keyword_keys, state, carriers),
+        "keywords_too_common": KeywordEntries(keyword_keys, state, carriers, wanted=_KW_TOO_COMMON),
+        "keywords_by_rarest": KeywordsByRarest(
+            RowMap(tables["keywords.heads.keys"], tables["keywords.heads.rows"]), keyword_keys
+        ),
+        "entry_keywords": EntryKeywords(tables["entry_keywords.ids"], tables["entry_keywords.positions"], entries),
+        "links": SlotRows(tables["links"]),
+        "link_keys": LinkKeys(tables["link_keys.keys"], tables["link_keys.rows"]),
+        "typo_table": DeleteTable(RowMap(tables["typos.keys"], tables["typos.rows"]), vocabulary),
+    }

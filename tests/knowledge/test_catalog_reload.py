@@ -1,0 +1,108 @@
+"""The catalog reload after a change reads only the changed packages (issue 17: an edit visible within 1 s).
+
+Every reload is compared with a full load of the same database state.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
+
+from knowledge import catalog as catalog_module
+from knowledge.catalog import get_active_catalog
+from knowledge.models import Package, PackageRevision, RevisionEmbedding, RevisionSearchTerms
+from knowledge.selectors import catalog_version_get
+from knowledge.services import package_set_active, package_update
+
+
+def _edit(package_id: str, **changes) -> None:
+    package = Package.objects.get(package_id=package_id)
+    package_update(acting_user=None, package=package, data={**package.content(), **changes}, note="edit")
+
+
+def _same_as_a_full_load(reloaded) -> None:
+    full = catalog_module._load(reloaded.version)
+    assert reloaded.entries == full.entries
+    assert reloaded.vectors == full.vectors and reloaded.synonyms == full.synonyms
+    assert reloaded._state.stamps == full._state.stamps
+
+
+def _body_reads(queries) -> list[str]:
+    """The SQL of the queries that read packages' bodies."""
+    return [q["sql"] for q in queries if '"knowledge_package"."body"' in q["sql"]]
+
+
+def test_a_one_package_edit_reads_that_package_whole_and_only_it(catalog):
+    _edit("PRICING_RULES", body="Tabela nova da curadoria.")
+    with CaptureQueriesContext(connection) as captured:
+        reloaded = get_active_catalog()
+    assert reloaded.get("PRICING_RULES").body == "Tabela nova da curadoria."
+    # The version, the two fingerprints, the light list, the changed row, its terms, its vector, the synonyms.
+    assert len(captured.captured_queries) == 8
+    bodies = _body_reads(captured.captured_queries)
+    pk = Package.objects.get(package_id="PRICING_RULES").pk
+    assert len(bodies) == 1 and f"IN ({pk})" in bodies[0]
+    unchanged = [e for e in reloaded.entries if e.package_id != "PRICING_RULES"]
+    assert all(e is catalog.get(e.package_id) for e in unchanged)  # the previous snapshot's objects
+    _same_as_a_full_load(reloaded)
+
+
+def test_a_version_bump_without_a_package_change_reads_no_body(catalog):
+    from knowledge.services import _bump_version, _lock_catalog
+
+    _bump_version(_lock_catalog())
+    with CaptureQueriesContext(connection) as captured:
+        reloaded = get_active_catalog()
+    assert reloaded.version == catalog_version_get() and not _body_reads(captured.captured_queries)
+    assert len(captured.captured_queries) == 5
+    assert all(a is b for a, b in zip(reloaded.entries, catalog.entries))
+
+
+def test_deactivation_and_reordering_are_seen(catalog):
+    package_set_active(acting_user=None, package=Package.objects.get(package_id="PRICING_RULES"), active=False)
+    reloaded = get_active_catalog()
+    assert reloaded.get("PRICING_RULES") is None and len(reloaded) == len(catalog) - 1
+    _same_as_a_full_load(reloaded)
+    Package.objects.filter(package_id="COMPANY_INFO").update(position=10_000)  # no updated_at: still seen
+    from knowledge.services import _bump_version, _lock_catalog
+
+    _bump_version(_lock_catalog())
+    reloaded = get_active_catalog()
+    assert reloaded.ids[-1] == "COMPANY_INFO"
+    _same_as_a_full_load(reloaded)
+
+
+def test_accepted_search_terms_and_a_late_vector_reach_the_catalog_without_reading_bodies(catalog):
+    from knowledge.services import _bump_version, _lock_catalog
+
+    package = Package.objects.get(package_id="TARGETS_QPCR")
+    revision = PackageRevision.objects.get(package=package, number=package.revision_number)
+    RevisionSearchTerms.objects.create(
+        revision=revision, status=RevisionSearchTerms.Status.ACCEPTED, accepted=["qpcr targets"]
+    )
+    _bump_version(_lock_catalog())
+    with CaptureQueriesContext(connection) as captured:
+        reloaded = get_active_catalog()
+    assert reloaded.get("TARGETS_QPCR").search_terms == ("qpcr targets",)
+    assert not _body_reads(captured.captured_queries)
+    _same_as_a_full_load(reloaded)
+
+    from common.text import embeddings
+
+    vector = np.arange(4, dtype="<f4").tobytes()
+    RevisionEmbedding.objects.create(revision=revision, model_id=embeddings.MODEL_ID, text_digest="x", vector=vector)
+    _bump_version(_lock_catalog())
+    with CaptureQueriesContext(connection) as captured:
+        reloaded = get_active_catalog()
+    assert reloaded.vectors["TARGETS_QPCR"] == vector and not _body_reads(captured.captured_queries)
+    _same_as_a_full_load(reloaded)
+
+
+def test_many_changes_fall_back_to_a_full_load(catalog, monkeypatch):
+    monkeypatch.setattr(catalog_module, "RELOAD_MAX_CHANGED", 0)
+    _edit("PRICING_RULES", body="Outra tabela.")
+    with CaptureQueriesContext(connection) as captured:
+        reloaded = get_active_catalog()
+    assert len(_body_reads(captured.captured_queries)) == 1 and "IN (" not in _body_reads(captured.captured_queries)[0]
+    _same_as_a_full_load(reloaded)
