@@ -595,7 +595,12 @@ def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[st
 def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, float]) -> dict[int, float]:
     """One hop of wiki links from the strong hits, damped by the source's rank; the fusion redone with them."""
     cfg = index.config
-    strong = sorted(signals.eligible, key=lambda i: -fused.get(i, 0.0))[: cfg.max_full_per_part]
+    # Ties broken by package ID, not by slot: a delta appends edited entries at new slots, so a
+    # slot order would make the links of a delta's index differ from a fresh build's.
+    entries = index.entries
+    strong = sorted(signals.eligible, key=lambda i: (-fused.get(i, 0.0), entries[i].package_id))[
+        : cfg.max_full_per_part
+    ]
     neighbours: list[int] = []
     for src in strong:
         for j in index.links.get(src, ()):
