@@ -19,9 +19,30 @@ def columns(model) -> tuple[list[str], str]:
     return [f.attname for f in fields], ", ".join(f'"{table}"."{f.column}"' for f in fields)
 
 
+_converters: dict[tuple[type, str], list[list]] = {}
+
+
+def _field_converters(model, connection) -> list[list]:
+    """Per concrete field, the converters the ORM applies to a fetched value: the backend's
+    (SQLite turns its text datetimes into aware ones, booleans, decimals …) then the field's
+    own ``from_db_value``; computed once per model and connection."""
+    key = (model, connection.alias)
+    found = _converters.get(key)
+    if found is None:
+        found = []
+        for field in model._meta.concrete_fields:
+            col = field.get_col(model._meta.db_table)
+            found.append(
+                [(fn, col) for fn in connection.ops.get_db_converters(col) + field.get_db_converters(connection)]
+            )
+        _converters[key] = found
+    return found
+
+
 def row_instances(row, models: list, alias: str = DEFAULT_DB_ALIAS) -> list:
     """Split a row selected with ``columns(m)`` for each model, in order, into instances;
-    a part whose primary key is NULL (an outer join that found nothing) becomes None."""
+    a part whose primary key is NULL (an outer join that found nothing) becomes None.
+    Values pass through the same converters as the ORM's (``_field_converters``)."""
     connection = connections[alias]
     instances, start = [], 0
     for model in models:
@@ -32,9 +53,9 @@ def row_instances(row, models: list, alias: str = DEFAULT_DB_ALIAS) -> list:
         if values[pk_index] is None:
             instances.append(None)
             continue
-        for i, field in enumerate(fields):
-            if values[i] is not None and hasattr(field, "from_db_value"):
-                values[i] = field.from_db_value(values[i], None, connection)
+        for i, converters in enumerate(_field_converters(model, connection)):
+            for fn, col in converters:
+                values[i] = fn(values[i], col, connection)
         instances.append(model.from_db(alias, [f.attname for f in fields], values))
     return instances
 

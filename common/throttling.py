@@ -60,6 +60,8 @@ class UserWindowRateThrottle(UserRateThrottle):
     def _seconds_until_allowed(self, current: int, previous: int, offset: float) -> float:
         """When the estimate next leaves room for one request (``current`` without the refused one)."""
         limit, duration = self.num_requests, self.duration
+        if limit <= 0:  # a rate of 0: closed; ask again after a whole period
+            return float(duration)
         room = limit - 1 - current
         if room >= 0:  # within this window, once enough of the previous one has slid out
             return max(duration * (1 - room / previous) - offset, 0.0) if previous else 0.0

@@ -174,7 +174,8 @@ def _terms_fingerprint() -> tuple:
 def _vectors_fingerprint() -> tuple:
     from common.text import embeddings
 
-    # Vectors are written once per revision (revisions are immutable): a new one adds a row.
+    # A vector is written as a new row, never updated in place (knowledge/embeddings._store): a new or
+    # re-embedded revision moves the last id, a removed row the count.
     found = RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID).aggregate(n=Count("pk"), last=Max("pk"))
     return (found["n"], found["last"])
 

@@ -67,13 +67,14 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
         CatalogState.objects.select_for_update().get(pk=1)
         current = False
         for revision, digest, vector in pairs:
-            RevisionEmbedding.objects.update_or_create(
+            # Replaced, never updated in place: the catalog reload notices new vectors by the
+            # rows' count and last id (knowledge/catalog.py), so a vector written again gets a new id.
+            RevisionEmbedding.objects.filter(revision=revision).delete()
+            RevisionEmbedding.objects.create(
                 revision=revision,
-                defaults={
-                    "model_id": embeddings.MODEL_ID,
-                    "text_digest": digest,
-                    "vector": np.asarray(vector, dtype="<f4").tobytes(),
-                },
+                model_id=embeddings.MODEL_ID,
+                text_digest=digest,
+                vector=np.asarray(vector, dtype="<f4").tobytes(),
             )
             current = (
                 current or Package.objects.filter(pk=revision.package_id, revision_number=revision.number).exists()

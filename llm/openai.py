@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import http.client
 import json
+import select
 import socket
 import threading
 import time
@@ -41,6 +42,19 @@ class _Transient(Exception):
     def __init__(self, reason: str):
         super().__init__(reason)
         self.reason = reason
+
+
+def _closed_by_peer(connection: http.client.HTTPConnection) -> bool:
+    """Whether a kept, idle connection can no longer carry a request: its socket is gone or is
+    readable (the peer's FIN, or bytes nobody asked for), checked without waiting."""
+    sock = connection.sock
+    if sock is None:
+        return True
+    try:
+        readable, _, _ = select.select([sock], [], [], 0)
+    except (OSError, ValueError):
+        return True
+    return bool(readable)
 
 
 class OpenAICompatibleProvider:
@@ -83,17 +97,26 @@ class OpenAICompatibleProvider:
             connection = self._connection(fresh)
             try:
                 connection.request("POST", self._path, body=payload, headers=self._headers())
-                response = connection.getresponse()
-                raw = response.read(MAX_RESPONSE_BYTES + 1)
-            except (http.client.RemoteDisconnected, BrokenPipeError, ConnectionResetError):
+            except (BrokenPipeError, ConnectionResetError, ConnectionAbortedError):
                 self._drop()
                 if fresh:
                     raise _Transient("network") from None
-                continue  # a kept connection the server had closed: once more on a new one
+                continue  # the kept connection was gone before the request left: send it on a new one
             except (socket.timeout, TimeoutError):
                 self._drop()
                 raise _Transient("timeout") from None
-            except Exception:  # OSError, http.client.IncompleteRead, BadStatusLine, ...
+            except Exception:  # OSError, ...
+                self._drop()
+                raise _Transient("network") from None
+            try:
+                response = connection.getresponse()
+                raw = response.read(MAX_RESPONSE_BYTES + 1)
+            except (socket.timeout, TimeoutError):
+                self._drop()
+                raise _Transient("timeout") from None
+            except Exception:  # RemoteDisconnected, IncompleteRead, BadStatusLine, OSError, ...
+                # The request went out and the server may have acted on it: never sent again for
+                # free, only by the retry policy (counted as an attempt).
                 self._drop()
                 raise _Transient("network") from None
             if response.will_close or not response.isclosed():
@@ -111,6 +134,8 @@ class OpenAICompatibleProvider:
 
     def _connection(self, fresh: bool) -> http.client.HTTPConnection:
         connection = getattr(self._local, "connection", None)
+        if connection is not None and not fresh and _closed_by_peer(connection):
+            fresh = True  # an idle timeout closed it: found before sending, not after
         if connection is None or fresh:
             self._drop()
             cls = http.client.HTTPSConnection if self._https else http.client.HTTPConnection

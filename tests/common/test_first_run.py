@@ -72,6 +72,41 @@ def test_embedded_first_run_loads_every_fixture_the_readme_uses(tmp_path):
     assert token[0][0] not in again.stdout and "admin login" not in again.stdout
     assert "74 unchanged" in again.stdout
 
+    # A turn through the API on the embedded database (SQLite), as the README's first steps do:
+    # the turn's hand-written statements must fit SQLite too (no FOR UPDATE; naive datetimes
+    # converted as the ORM does, or token authentication raises comparing them).
+    turn = _embedded_turn(tmp_path, token[0][0])
+    assert turn.returncode == 0, turn.stderr[-3000:]
+    assert "TURN 201 " in turn.stdout and "SECOND 201 " in turn.stdout, turn.stdout[-2000:]
+
+
+_TURN_SCRIPT = """
+import json
+from django.test import Client
+c = Client(HTTP_AUTHORIZATION="Token " + TOKEN, HTTP_HOST="localhost")
+r = c.post("/api/v1/sessions", data={}, content_type="application/json")
+assert r.status_code == 201, (r.status_code, r.content[:500])
+sid = r.json()["id"]
+for label in ("TURN", "SECOND"):
+    r = c.post(f"/api/v1/sessions/{sid}/messages", data={"message": "Qual o prazo do sequenciamento Sanger?"},
+               content_type="application/json")
+    print(label, r.status_code, json.dumps(r.json())[:200])
+"""
+
+
+def _embedded_turn(tmp_path: Path, token: str) -> subprocess.CompletedProcess:
+    keep = ("PATH", "HOME", "LANG")
+    env = {k: v for k, v in os.environ.items() if k in keep}
+    env.update({"CONTEXTO_VAR_DIR": str(tmp_path / "var"), "DJANGO_SETTINGS_MODULE": "config.settings.base"})
+    return subprocess.run(
+        [sys.executable, "manage.py", "shell", "-c", f"TOKEN = {token!r}\n" + _TURN_SCRIPT],
+        env=env,
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+
 
 def test_production_prints_no_credentials_unless_demo_is_asked_for(tmp_path):
     production = {"DATABASE_URL": f"sqlite:///{tmp_path / 'prod.sqlite3'}", "SECRET_KEY": "test-only-production-key"}

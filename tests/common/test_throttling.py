@@ -93,3 +93,11 @@ def test_the_api_answers_429_with_retry_after(api_client, monkeypatch):
     statuses = [api_client.get("/api/v1/ontology/skills") for _ in range(4)]
     assert [r.status_code for r in statuses] == [200, 200, 200, 429]
     assert int(statuses[-1]["Retry-After"]) >= 1
+
+
+def test_a_zero_rate_refuses_every_request_with_a_retry_after_not_a_500():
+    # API_THROTTLE_RATE=0/min is an operator closing the API to a user: 429, never a ZeroDivisionError.
+    clock = Clock(6030.0)
+    t = throttle(clock, rate="0/min")
+    assert not t.allow_request(request(), None)
+    assert t.wait() == 60.0

@@ -106,3 +106,21 @@ def test_many_changes_fall_back_to_a_full_load(catalog, monkeypatch):
         reloaded = get_active_catalog()
     assert len(_body_reads(captured.captured_queries)) == 1 and "IN (" not in _body_reads(captured.captured_queries)[0]
     _same_as_a_full_load(reloaded)
+
+
+def test_a_revision_embedded_again_reaches_running_processes(catalog):
+    # embed_packages re-embeds a revision whose text digest changed (the same revision, a new
+    # vector): the row must not be rewritten in place, or the reload's fingerprint (count, last id)
+    # never moves and running processes keep the old vector until they restart.
+    from knowledge.embeddings import _store
+
+    package = Package.objects.get(package_id="TARGETS_QPCR")
+    revision = PackageRevision.objects.get(package=package, number=package.revision_number)
+    first, second = np.full(4, 0.5, dtype="<f4"), np.full(4, 0.25, dtype="<f4")
+    _store([(revision, "digest-1", first)])
+    assert get_active_catalog().vectors["TARGETS_QPCR"] == first.tobytes()
+    _store([(revision, "digest-2", second)])
+    reloaded = get_active_catalog()
+    assert reloaded.vectors["TARGETS_QPCR"] == second.tobytes()
+    assert RevisionEmbedding.objects.filter(revision=revision).count() == 1
+    _same_as_a_full_load(reloaded)

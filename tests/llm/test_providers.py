@@ -147,6 +147,25 @@ def test_openai_sends_again_on_a_new_connection_when_the_kept_one_was_closed(llm
     assert len(llm_server.requests) == 2
 
 
+def test_openai_never_sends_again_for_free_a_request_the_server_may_have_acted_on(llm_server):
+    # The kept connection is alive when the request leaves; the server reads it and drops the
+    # connection without answering. A second send would be a second (billed) generation: only the
+    # retry policy may send it again, counted as an attempt.
+    llm_server.keep_alive = True
+    llm_server.reply("um").drop_after_reading()
+    provider = _openai(llm_server, max_retries=0)
+    assert provider.complete(_request()).text == "um"
+    with pytest.raises(ProviderUnavailable) as exc:
+        provider.complete(_request())
+    assert exc.value.reason == "network"
+    assert len(llm_server.requests) == 2
+    retrying = _openai(llm_server, max_retries=1)
+    llm_server.drop_after_reading().reply("quatro")
+    result = retrying.complete(_request())
+    assert (result.text, result.attempts) == ("quatro", 2)
+    assert len(llm_server.requests) == 4
+
+
 def test_openai_without_keep_alive_opens_a_connection_per_call(llm_server):
     llm_server.reply("um").reply("dois")
     provider = _openai(llm_server)

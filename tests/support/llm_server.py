@@ -51,7 +51,7 @@ class RecordedRequest:
 
 @dataclass
 class Behaviour:
-    kind: str  # reply | status | raw | callable
+    kind: str  # reply | status | raw | callable | drop
     content: str = ""
     status: int = 200
     delay: float = 0.0
@@ -119,6 +119,11 @@ class ScriptedLLMServer:
         """A completion, then the server closes the connection without saying so (as an idle
         timeout would): a client that kept it finds it closed on its next call."""
         return self._push(Behaviour("reply", content=content, extra={"close_silently": True}))
+
+    def drop_after_reading(self) -> "ScriptedLLMServer":
+        """Read the request (it counts as received), then close the connection without a reply:
+        the server may have acted on it, so a client must not send it again for free."""
+        return self._push(Behaviour("drop"))
 
     def reply_json(self, obj: Any, *, delay: float = 0.0) -> "ScriptedLLMServer":
         """A completion whose content is ``obj`` serialized (a contract reply)."""
@@ -198,16 +203,12 @@ class ScriptedLLMServer:
                         server.unexpected.append(recorded)
                     self._send(500, b'{"error": {"message": "no scripted behaviour left"}}')
                     return
-                if behaviour.kind == "callable":
-                    result = behaviour.func(recorded)
-                    if isinstance(result, Behaviour):
-                        behaviour = result
-                    elif isinstance(result, dict):
-                        behaviour = Behaviour("reply", content=json.dumps(result, ensure_ascii=False))
-                    else:
-                        behaviour = Behaviour("reply", content=str(result))
+                behaviour = _resolved(behaviour, recorded)
                 if behaviour.delay:
                     time.sleep(behaviour.delay)
+                if behaviour.kind == "drop":
+                    self.close_connection = True
+                    return
                 if behaviour.kind == "reply":
                     model = body.get("model", "scripted-model") if isinstance(body, dict) else "scripted-model"
                     payload = json.dumps(completion_body(behaviour.content, model=model or "scripted-model"))
@@ -218,6 +219,18 @@ class ScriptedLLMServer:
                     self.close_connection = True  # an idle timeout the client was not told about
 
         return Handler
+
+
+def _resolved(behaviour: Behaviour, recorded: RecordedRequest) -> Behaviour:
+    """A callable behaviour's answer to this request, as a behaviour; others as they are."""
+    if behaviour.kind != "callable":
+        return behaviour
+    result = behaviour.func(recorded)
+    if isinstance(result, Behaviour):
+        return result
+    if isinstance(result, dict):
+        return Behaviour("reply", content=json.dumps(result, ensure_ascii=False))
+    return Behaviour("reply", content=str(result))
 
 
 @pytest.fixture

@@ -32,19 +32,31 @@ def session_lock(session_id: int) -> Session:
 # one-row statements on every turn (about a third of a millisecond of CPU apiece).
 _SESSION = Session._meta.db_table
 _MESSAGE = Message._meta.db_table
-_SESSION_STATUS_LOCKED = f'SELECT "{_SESSION}"."status" FROM "{_SESSION}" WHERE "{_SESSION}"."id" = %s FOR UPDATE'
+_SESSION_STATUS = f'SELECT "{_SESSION}"."status" FROM "{_SESSION}" WHERE "{_SESSION}"."id" = %s'
 _SESSION_SEED = (
     f'UPDATE "{_SESSION}" SET "context_enrichment_count" = 0, "updated_at" = %s WHERE "{_SESSION}"."id" = %s'
 )
 _MESSAGE_STATUS = f'UPDATE "{_MESSAGE}" SET "status" = %s WHERE "{_MESSAGE}"."id" = %s'
 
 
-_SESSION_WITH_AGENT_LOCKED = (
+_SESSION_WITH_AGENT = (
     f"SELECT {columns(Session)[1]}, {columns(Agent)[1]} "
     f'FROM "{_SESSION}" INNER JOIN "{Agent._meta.db_table}" '
     f'ON ("{_SESSION}"."agent_id" = "{Agent._meta.db_table}"."id") '
-    f'WHERE "{_SESSION}"."tenant_id" = %s AND "{_SESSION}"."id" = %s FOR UPDATE OF "{_SESSION}"'
+    f'WHERE "{_SESSION}"."tenant_id" = %s AND "{_SESSION}"."id" = %s'
 )
+
+
+def _locked(sql: str, *, of: str | None = None) -> str:
+    """``sql`` with the row lock the backend supports, as ``select_for_update`` writes it: PostgreSQL
+    locks (``FOR UPDATE [OF ...]``); SQLite (the embedded default) has no row locks and locks the
+    whole database for the write transaction instead, so the clause is left out."""
+    features = connection.features
+    if not features.has_select_for_update:
+        return sql
+    if of and features.has_select_for_update_of:
+        return f'{sql} FOR UPDATE OF "{of}"'
+    return f"{sql} FOR UPDATE"
 
 
 def session_with_agent_lock(*, tenant, session_id) -> Session | None:
@@ -55,7 +67,7 @@ def session_with_agent_lock(*, tenant, session_id) -> Session | None:
     except (TypeError, ValueError):
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_SESSION_WITH_AGENT_LOCKED, [tenant.pk, session_id])
+        cursor.execute(_locked(_SESSION_WITH_AGENT, of=_SESSION), [tenant.pk, session_id])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -68,7 +80,7 @@ def session_with_agent_lock(*, tenant, session_id) -> Session | None:
 def session_status_lock(session_id: int) -> str:
     """Lock the session row (inside a transaction) and return its status now."""
     with connection.cursor() as cursor:
-        cursor.execute(_SESSION_STATUS_LOCKED, [session_id])
+        cursor.execute(_locked(_SESSION_STATUS), [session_id])
         row = cursor.fetchone()
     if row is None:
         raise Session.DoesNotExist(f"session {session_id} no longer exists")
