@@ -100,30 +100,41 @@ def _as_matrix(vectors, n: int) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-def embed_queries(texts: Sequence[str]) -> np.ndarray:
-    """(len(texts), DIM) float32 unit vectors for questions (cut at QUERY_MAX_CHARS); cached per text."""
-    model = _require()
-    clipped = [(text or " ")[:QUERY_MAX_CHARS] for text in texts]
+def _through_cache(clipped: list[str], cache: OrderedDict, size: int, compute) -> np.ndarray:
+    """Vectors of ``clipped`` from ``cache`` (least recently used out past ``size``), computing each
+    missing distinct text once with ``compute(texts)``; the engine is never held under the cache lock."""
     out = np.empty((len(clipped), DIM), dtype=np.float32)
     missing: list[int] = []
     with _cache_lock:
         for i, text in enumerate(clipped):
-            hit = _query_cache.get(text)
+            hit = cache.get(text)
             if hit is None:
                 missing.append(i)
             else:
-                _query_cache.move_to_end(text)
+                cache.move_to_end(text)
                 out[i] = hit
     if missing:
-        with _lock:
-            fresh = _as_matrix(model.query([clipped[i] for i in missing]), len(missing))
+        todo = list(dict.fromkeys(clipped[i] for i in missing))
+        fresh = dict(zip(todo, compute(todo)))
         with _cache_lock:
-            for row, i in enumerate(missing):
-                out[i] = fresh[row]
-                _query_cache[clipped[i]] = fresh[row].copy()
-            while len(_query_cache) > _QUERY_CACHE_SIZE:
-                _query_cache.popitem(last=False)
+            for i in missing:
+                out[i] = fresh[clipped[i]]
+            for text, vector in fresh.items():
+                cache[text] = vector.copy()
+            while len(cache) > size:
+                cache.popitem(last=False)
     return out
+
+
+def embed_queries(texts: Sequence[str]) -> np.ndarray:
+    """(len(texts), DIM) float32 unit vectors for questions (cut at QUERY_MAX_CHARS); cached per text."""
+    model = _require()
+
+    def compute(todo: list[str]) -> np.ndarray:
+        with _lock:
+            return _as_matrix(model.query(todo), len(todo))
+
+    return _through_cache([(text or " ")[:QUERY_MAX_CHARS] for text in texts], _query_cache, _QUERY_CACHE_SIZE, compute)
 
 
 def embed_query(text: str) -> np.ndarray:
@@ -147,27 +158,7 @@ def embed_passages_cached(texts: Sequence[str]) -> np.ndarray:
     re-import). Callers that store their vectors use `embed_passages`."""
     _require()  # switched off means off, cached or not
     clipped = [(text or " ")[:PASSAGE_MAX_CHARS] for text in texts]
-    out = np.empty((len(clipped), DIM), dtype=np.float32)
-    missing: list[int] = []
-    with _cache_lock:
-        for i, text in enumerate(clipped):
-            hit = _passage_cache.get(text)
-            if hit is None:
-                missing.append(i)
-            else:
-                _passage_cache.move_to_end(text)
-                out[i] = hit
-    if missing:
-        todo = list(dict.fromkeys(clipped[i] for i in missing))
-        fresh = dict(zip(todo, embed_passages(todo)))
-        with _cache_lock:
-            for i in missing:
-                out[i] = fresh[clipped[i]]
-            for text, vector in fresh.items():
-                _passage_cache[text] = vector.copy()
-            while len(_passage_cache) > _PASSAGE_CACHE_SIZE:
-                _passage_cache.popitem(last=False)
-    return out
+    return _through_cache(clipped, _passage_cache, _PASSAGE_CACHE_SIZE, embed_passages)
 
 
 def clear_cache() -> None:
