@@ -7,41 +7,30 @@ from knowledge.embeddings import revision_embedding_compute
 from knowledge.index_store import router_segment_prepare
 from knowledge.search_terms import search_terms_propose
 
+# Every knowledge task: acknowledged after it ran (a lost worker's task runs again: each is
+# idempotent), retried with backoff while the database is unreachable.
+_DB_TASK = {
+    "acks_late": True,
+    "reject_on_worker_lost": True,
+    "autoretry_for": (OperationalError, InterfaceError),
+    "retry_backoff": 2,
+    "max_retries": 5,
+}
 
-@shared_task(
-    name="knowledge.suggest_search_terms",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    max_retries=5,
-)
+
+@shared_task(name="knowledge.suggest_search_terms", **_DB_TASK)
 def suggest_search_terms(revision_pk: int) -> dict | None:
     record = search_terms_propose(revision_pk=revision_pk)
     return None if record is None else {"status": record.status}
 
 
-@shared_task(
-    name="knowledge.embed_revision",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    max_retries=5,
-)
+@shared_task(name="knowledge.embed_revision", **_DB_TASK)
 def embed_revision(revision_pk: int) -> bool:
     """The revision's passage vector for the router's dense signal (idempotent)."""
     return revision_embedding_compute(revision_pk=revision_pk)
 
 
-@shared_task(
-    name="knowledge.router_index_build",
-    acks_late=True,
-    reject_on_worker_lost=True,
-    autoretry_for=(OperationalError, InterfaceError),
-    retry_backoff=2,
-    max_retries=5,
-)
+@shared_task(name="knowledge.router_index_build", **_DB_TASK)
 def router_index_build() -> dict:
     """Write the shared router segment of the active catalog (if missing), so web processes map it instead of building."""
     return router_segment_prepare()

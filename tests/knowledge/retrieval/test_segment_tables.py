@@ -21,7 +21,6 @@ from knowledge.retrieval.entries import Entry
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.segments import segment_open, segment_tables, segment_write
 from knowledge.retrieval.tables import Overlay, OverlaySeq, Ragged, StrTable
-from knowledge.routing_service import SemanticContext
 from tests.knowledge.retrieval.test_segments_and_delta import _edited
 from tests.knowledge.router import route_snapshot
 
@@ -51,16 +50,7 @@ def _outcomes(index: RouterIndex, paths: list[Path]) -> list[dict]:
     out = []
     for path in paths:
         for row in json.loads(path.read_text(encoding="utf-8")):
-            ctx = SemanticContext.coerce(row.get("context"))
-            result = index.route(
-                row["query"],
-                focus=ctx.focus,
-                parents=ctx.parents,
-                page=ctx.page,
-                feedback={},
-                related_feedback=lambda key, ranking: {},
-            )
-            out.append(route_snapshot.outcome(result))
+            out.append(route_snapshot.outcome(route_snapshot.route_row(index, row)))
     return out
 
 

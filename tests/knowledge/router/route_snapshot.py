@@ -159,9 +159,25 @@ def collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
         return _collect(build_index)
 
 
+def route_row(index, row: dict):
+    """Route one labeled question (its UI context included) as the service would, without feedback."""
+    from knowledge.routing_service import SemanticContext
+
+    ctx = SemanticContext.coerce(row.get("context"))
+    # related_feedback given (empty) so the part rankings the service uses are computed too.
+    return index.route(
+        row["query"],
+        focus=ctx.focus,
+        parents=ctx.parents,
+        page=ctx.page,
+        feedback={},
+        related_feedback=lambda part, ranking: {},
+    )
+
+
 def _collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
     from knowledge.offline_catalog import folder_index
-    from knowledge.routing_service import SemanticContext, router_config
+    from knowledge.routing_service import router_config
 
     build_index = build_index or (lambda folder: folder_index(folder, router_config()))
     indexes: dict[Path, Any] = {}
@@ -172,17 +188,7 @@ def _collect(build_index=None) -> dict[str, list[dict[str, Any]]]:
             index = indexes[catalog] = build_index(catalog)
         rows = []
         for row in json.loads(path.read_text(encoding="utf-8")):
-            ctx = SemanticContext.coerce(row.get("context"))
-            # related_feedback given (empty) so the part rankings the service uses are computed too.
-            result = index.route(
-                row["query"],
-                focus=ctx.focus,
-                parents=ctx.parents,
-                page=ctx.page,
-                feedback={},
-                related_feedback=lambda key, ranking: {},
-            )
-            rows.append({"query": row["query"], **outcome(result)})
+            rows.append({"query": row["query"], **outcome(route_row(index, row))})
         out[name] = rows
     return out
 
