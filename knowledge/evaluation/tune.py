@@ -47,6 +47,9 @@ TUNING_INPUTS = {
     "university": (CATALOGS / "university" / "packages", CATALOGS / "university" / "questions.dev.json"),
     "logistics": (CATALOGS / "logistics" / "packages", CATALOGS / "logistics" / "questions.dev.json"),
     "cityhall": (CATALOGS / "cityhall" / "packages", CATALOGS / "cityhall" / "questions.dev.json"),
+    "insurance": (CATALOGS / "insurance" / "packages", CATALOGS / "insurance" / "questions.dev.json"),
+    "telecom": (CATALOGS / "telecom" / "packages", CATALOGS / "telecom" / "questions.dev.json"),
+    "vet": (CATALOGS / "vet" / "packages", CATALOGS / "vet" / "questions.dev.json"),
 }
 
 
