@@ -13,6 +13,13 @@ together offer ``--rate`` turns per second (0: as fast as answered), opening a
 fresh session every ``--turns-per-session`` turns (so ``POST /sessions`` is
 measured too).
 
+The questions: by default four, repeated (the router's route cache and the question
+embedding cache answer most turns after the first few). ``--questions CATALOG`` sends
+instead the dev questions of a labeled catalog (knowledge/evaluation/catalogs/CATALOG/
+questions.dev.json, never the test split) against that catalog's own packages, each
+turn a question no turn of the run asked before: once every dev question is used, they
+come again with the round's number appended ("… #2"), so neither cache ever answers.
+
     .venv/bin/python bench/load_turns.py all        # every run below, one after the other, and a summary table
     .venv/bin/python bench/load_turns.py light      # 20 clients offering 40 turns/s (unsaturated), zero-latency model
     .venv/bin/python bench/load_turns.py fast       # 20 clients offering 150 turns/s, zero-latency model, 30 s
@@ -20,6 +27,7 @@ measured too).
     .venv/bin/python bench/load_turns.py max        # 20 clients, closed loop: the throughput ceiling
     .venv/bin/python bench/load_turns.py slow       # 50 clients, closed loop, a model taking 2 s per call
     .venv/bin/python bench/load_turns.py max --clients 2 --seconds 3 --warmup 1   # a smoke run
+    .venv/bin/python bench/load_turns.py sustained --questions hospital   # distinct questions, no cache hits
 
 Printed per run (one JSON line): p50/p95/p99 per endpoint, the turn's overhead
 (the client's wall time minus the model time the server reports in
@@ -61,7 +69,38 @@ PRESETS = {
     "slow": {"clients": 50, "seconds": 30.0, "model_delay": 2.0, "rate": 0.0},
 }
 QUESTIONS = ["qual o prazo de entrega?", "preço do sequenciamento", "como enviar amostras?", "what is the price?"]
+LABELED_CATALOGS = ROOT / "knowledge" / "evaluation" / "catalogs"
 MODEL_REPLY = json.dumps({"s": 0, "message": "Resposta do modelo roteirizado."})
+
+
+class Questions:
+    """What each turn asks: the four QUESTIONS in turn per client (the default), or a labeled
+    catalog's dev questions, each turn a text no earlier turn of the process sent."""
+
+    def __init__(self, catalog: str | None = None):
+        self.catalog = catalog
+        self.sent = 0
+        self.dev: list[str] = []
+        if catalog:
+            path = LABELED_CATALOGS / catalog / "questions.dev.json"  # the dev split only, never test
+            if not path.is_file():
+                raise SystemExit(f"no labeled catalog {catalog!r} (knowledge/evaluation/catalogs/*/questions.dev.json)")
+            self.dev = list(dict.fromkeys(q["query"] for q in json.loads(path.read_text(encoding="utf-8"))))
+
+    @property
+    def packages_dir(self) -> Path | None:
+        return LABELED_CATALOGS / self.catalog / "packages" if self.catalog else None
+
+    @property
+    def label(self) -> str:
+        return f"{self.catalog} dev, distinct ({len(self.dev)} + rounds)" if self.catalog else "4 repeated"
+
+    def next(self, client: int, sent_in_session: int) -> str:
+        if not self.dev:
+            return QUESTIONS[(client + sent_in_session) % len(QUESTIONS)]
+        round_, index = divmod(self.sent, len(self.dev))
+        self.sent += 1
+        return self.dev[index] if round_ == 0 else f"{self.dev[index]} #{round_ + 1}"
 
 
 # --- the scripted model (its own process: its CPU is not the server's nor the clients') -------
@@ -177,8 +216,15 @@ class Client:
 
 
 async def run_clients(
-    port: int, token: str, clients: int, seconds: float, turns_per_session: int, rate: float = 0.0
+    port: int,
+    token: str,
+    clients: int,
+    seconds: float,
+    turns_per_session: int,
+    rate: float = 0.0,
+    questions: Questions | None = None,
 ) -> dict:
+    questions = questions or Questions()
     latencies: dict[str, list[float]] = defaultdict(list)
     overheads: list[float] = []
     statuses: dict[str, Counter] = defaultdict(Counter)
@@ -218,7 +264,7 @@ async def run_clients(
                     continue
                 session, sent = data["id"], 0
                 sessions.append(session)
-            text = QUESTIONS[(n + sent) % len(QUESTIONS)]
+            text = questions.next(n, sent)
             path = f"/api/v1/sessions/{session}/messages"
             status, data, took = await timed(client, "POST /sessions/{id}/messages", "POST", path, {"message": text})
             sent += 1
@@ -448,6 +494,9 @@ def run(args, database_url: str) -> dict:
             "LLM_MODEL": "scripted-model",
         }
     )
+    questions = Questions(args.questions)
+    if questions.packages_dir:  # the labeled questions route against their own catalog
+        stack.env["KNOWLEDGE_CATALOG_DIR"] = str(questions.packages_dir)
     for name in ("WEB_CONCURRENCY", "GUNICORN_THREADS", "DB_POOL_MAX_SIZE"):
         value = getattr(args, name.lower())
         if value:
@@ -457,7 +506,9 @@ def run(args, database_url: str) -> dict:
         gunicorn = stack.procs["gunicorn"]
         settled = wait_workers_settled(gunicorn.pid)
         # Warm every worker (imports, the router's index) with as many clients as the run has.
-        asyncio.run(run_clients(stack.port, token, args.clients, args.warmup, args.turns_per_session, args.rate))
+        asyncio.run(
+            run_clients(stack.port, token, args.clients, args.warmup, args.turns_per_session, args.rate, questions)
+        )
         load_before = os.getloadavg()
         redis = stack.procs["redis"]
         cpu_before = {
@@ -470,7 +521,7 @@ def run(args, database_url: str) -> dict:
         wall_started = time.monotonic()
         with ConnectionSampler(database_url) as connections:
             result = asyncio.run(
-                run_clients(stack.port, token, args.clients, args.seconds, args.turns_per_session, args.rate)
+                run_clients(stack.port, token, args.clients, args.seconds, args.turns_per_session, args.rate, questions)
             )
         wall = time.monotonic() - wall_started
         own_after = resource.getrusage(resource.RUSAGE_SELF)
@@ -502,6 +553,7 @@ def run(args, database_url: str) -> dict:
         "offered_turns_per_s": args.rate or "closed loop",
         "workers": stack.env.get("WEB_CONCURRENCY", "default"),
         "threads": stack.env.get("GUNICORN_THREADS", "default"),
+        "questions": questions.label,
         **result,
         "stored": stored,
         "cpu": cpu,
@@ -527,7 +579,8 @@ def summary_row(result: dict) -> str:
     projected = result["cpu"].get("projected_turns_per_s", {})
     offered = result["offered_turns_per_s"]
     return (
-        f"| {result['preset']} | {result['clients']} | {offered if isinstance(offered, str) else f'{offered:g}/s'} "
+        f"| {result['preset']}{'' if result.get('questions', '4 repeated') == '4 repeated' else ', ' + result['questions']}"
+        f" | {result['clients']} | {offered if isinstance(offered, str) else f'{offered:g}/s'} "
         f"| {result['model_delay_s']:g} s | {result['turns_per_s']} "
         f"| {turn.get('p50_ms')} / {turn.get('p95_ms')} / {turn.get('p99_ms')} "
         f"| {over.get('p50_ms')} / {over.get('p95_ms')} / {over.get('p99_ms')} "
@@ -550,6 +603,11 @@ def main() -> None:
     parser.add_argument("--web-concurrency", type=int, help="gunicorn workers (default: the config's)")
     parser.add_argument("--gunicorn-threads", type=int, help="threads per worker (default: the config's)")
     parser.add_argument("--db-pool-max-size", type=int, help="database connections per worker (default: settings)")
+    parser.add_argument(
+        "--questions",
+        metavar="CATALOG",
+        help="distinct dev questions of this labeled catalog (knowledge/evaluation/catalogs), served its packages",
+    )
     parser.add_argument("--serve-model", type=int, metavar="PORT", help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.serve_model:

@@ -6,8 +6,9 @@ renderer) in this process against PostgreSQL (BENCH_DATABASE_URL, default the
 load bench's scratch database), Redis (BENCH_REDIS_URL, default db 4 on
 127.0.0.1) and a zero-latency scripted model (bench/load_turns.py's, in its own
 process), one turn after another, and prints the CPU time per turn
-(``time.process_time``: this process only, not PostgreSQL's nor the model's)
-and the queries per turn. ``--profile`` adds cProfile's top functions.
+(``time.process_time``: this process only), the CPU the bench database's
+PostgreSQL backends spent meanwhile (load_turns' sampler: each backend's CPU from
+/proc, so PostgreSQL must run on this machine) and the queries per turn. ``--profile`` adds cProfile's top functions.
 
     .venv/bin/python bench/profile_turn.py                   # 2,000 turns, CPU ms per turn
     .venv/bin/python bench/profile_turn.py --profile --turns 1000
@@ -75,7 +76,7 @@ def main() -> None:
     parser.add_argument("--sort", default="tottime", help="pstats sort key (tottime, cumulative)")
     args = parser.parse_args()
 
-    from load_turns import DEFAULT_DB, QUESTIONS, ensure_database, start_model
+    from load_turns import DEFAULT_DB, QUESTIONS, ConnectionSampler, ensure_database, start_model
 
     database_url = os.environ.get("BENCH_DATABASE_URL", DEFAULT_DB)
     ensure_database(database_url)
@@ -149,13 +150,14 @@ def main() -> None:
 
         # CPU time, not wall time: waiting on PostgreSQL, Redis or the model costs this process nothing.
         profiler = cProfile.Profile(time.process_time) if args.profile else None
-        cpu0, wall0 = time.process_time(), time.perf_counter()
-        if profiler:
-            profiler.enable()
-        run(args.turns)
-        if profiler:
-            profiler.disable()
-        cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
+        with ConnectionSampler(database_url) as sampler:
+            cpu0, wall0 = time.process_time(), time.perf_counter()
+            if profiler:
+                profiler.enable()
+            run(args.turns)
+            if profiler:
+                profiler.disable()
+            cpu, wall = time.process_time() - cpu0, time.perf_counter() - wall0
         sessions = -(-args.turns // args.turns_per_session)
         print(
             json.dumps(
@@ -163,6 +165,7 @@ def main() -> None:
                     "turns": args.turns,
                     "sessions_opened": sessions,
                     "cpu_ms_per_turn": round(cpu * 1000 / args.turns, 3),
+                    "postgres_cpu_ms_per_turn": round(sampler.postgres_cpu_s * 1000 / args.turns, 3),
                     "wall_ms_per_turn": round(wall * 1000 / args.turns, 3),
                     "queries_per_turn": len(turn_queries),
                     "loadavg": [round(x, 2) for x in os.getloadavg()],

@@ -48,7 +48,8 @@ def _check_database() -> str:
     try:
         with connection.cursor() as cursor:
             if connection.vendor == "postgresql":
-                cursor.execute("SET statement_timeout = %s", [int(_timeout() * 1000)])
+                # set_config, not SET: a bound parameter (server-side binding) cannot stand in SET.
+                cursor.execute("SELECT set_config('statement_timeout', %s, false)", [str(int(_timeout() * 1000))])
             cursor.execute("SELECT 1")
             cursor.fetchone()
     finally:

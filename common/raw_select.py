@@ -9,7 +9,7 @@ callers keep working with models. Only for statements pinned by a query-count te
 
 from __future__ import annotations
 
-from django.db import DEFAULT_DB_ALIAS, connections
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
 
 
 def columns(model) -> tuple[list[str], str]:
@@ -63,16 +63,8 @@ def row_instances(row, models: list, alias: str = DEFAULT_DB_ALIAS) -> list:
 _insert_sql: dict[tuple[type, tuple[str, ...]], str] = {}
 
 
-def insert(instance, alias: str = DEFAULT_DB_ALIAS) -> None:
-    """``instance.save()`` for a new row of a model with an auto primary key and no save
-    signals or overridden ``save``: the same column values (each field's ``pre_save`` and
-    ``get_db_prep_save``, so ``auto_now_add`` and JSON encoding apply), one
-    ``INSERT ... RETURNING`` with its SQL written once per model."""
-    model = type(instance)
-    meta = model._meta
-    connection = connections[alias]
-    fields = [f for f in meta.concrete_fields if f is not meta.pk]
-    key = (model, tuple(f.column for f in fields))
+def _insert_statement(meta, fields) -> str:
+    key = (meta.model, tuple(f.column for f in fields))
     sql = _insert_sql.get(key)
     if sql is None:
         names = ", ".join('"%s"' % f.column for f in fields)
@@ -81,9 +73,45 @@ def insert(instance, alias: str = DEFAULT_DB_ALIAS) -> None:
             f'INSERT INTO "{meta.db_table}" ({names}) VALUES ({placeholders}) '
             f'RETURNING "{meta.db_table}"."{meta.pk.column}"'
         )
+    return sql
+
+
+def insert(instance, alias: str = DEFAULT_DB_ALIAS, *, along: tuple[str, list] | None = None) -> None:
+    """``instance.save()`` for a new row of a model with an auto primary key and no save
+    signals or overridden ``save``: the same column values (each field's ``pre_save`` and
+    ``get_db_prep_save``, so ``auto_now_add`` and JSON encoding apply), one
+    ``INSERT ... RETURNING`` with its SQL written once per model.
+
+    ``along``: an ``UPDATE`` (SQL, parameters) that must change exactly one row, written in the
+    same statement on PostgreSQL (a data-modifying ``WITH``: one round trip, not two) and run
+    before the INSERT elsewhere; ``DatabaseError`` if it changed no row or several (inside the
+    caller's transaction, which then leaves nothing behind).
+    """
+    model = type(instance)
+    meta = model._meta
+    connection = connections[alias]
+    fields = [f for f in meta.concrete_fields if f is not meta.pk]
+    sql = _insert_statement(meta, fields)
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
     with connection.cursor() as cursor:
-        cursor.execute(sql, values)
-        instance.pk = cursor.fetchone()[0]
+        if along is None:
+            cursor.execute(sql, values)
+            instance.pk = cursor.fetchone()[0]
+        elif connection.vendor == "postgresql":
+            update, params = along
+            cursor.execute(f"WITH along AS ({update} RETURNING 1) {sql}, (SELECT count(*) FROM along)", params + values)
+            instance.pk, changed = cursor.fetchone()
+            _expect_one_row(changed)
+        else:
+            update, params = along
+            cursor.execute(update, params)
+            _expect_one_row(cursor.rowcount)
+            cursor.execute(sql, values)
+            instance.pk = cursor.fetchone()[0]
     instance._state.adding = False
     instance._state.db = alias
+
+
+def _expect_one_row(changed: int) -> None:
+    if changed != 1:
+        raise DatabaseError(f"expected one row, {changed} changed")

@@ -147,12 +147,21 @@ def _session_cache_key(session_key: str, tenant_id) -> str:
     return f"{SESSION_KEY_PREFIX}{tenant_id or 0}:{session_key}"
 
 
-def session_routes_remember(*, session_key: str, tenant_id, listed_ids: list[str], query: str) -> None:
-    """Keep the last routes of a session, so a later fetch can be attributed."""
+def session_routes_key(*, session_key: str, tenant_id) -> str:
+    """The cache key of a session's last routes (a caller may read it with other keys at once)."""
+    return _session_cache_key(session_key, tenant_id)
+
+
+def session_routes_remember(
+    *, session_key: str, tenant_id, listed_ids: list[str], query: str, earlier: list[dict] | None = None
+) -> None:
+    """Keep the last routes of a session, so a later fetch can be attributed. ``earlier``: the
+    routes already stored, when the caller read them (``session_routes_key``) in a round trip it
+    made anyway; else they are read here."""
     if not session_key:
         return
     cache_key = _session_cache_key(session_key, tenant_id)
-    routes = cache.get(cache_key) or []
+    routes = list(earlier) if earlier is not None else cache.get(cache_key) or []
     routes.append({"query": query, "listed": listed_ids})
     cache.set(cache_key, routes[-SESSION_MAX_ROUTES:], timeout=SESSION_TTL_SECONDS)
 

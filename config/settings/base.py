@@ -113,6 +113,25 @@ TEMPLATES = [
 
 # --- Database and cache -----------------------------------------------------
 
+# Parameters bound by the server, and a statement run DB_PREPARE_THRESHOLD times on a connection
+# prepared there (psycopg's automatic prepared statements): PostgreSQL then neither parses nor plans
+# a turn's statements again. Django binds client-side by default (every statement sent as text with
+# its literals, parsed and planned anew). DB_PREPARE_THRESHOLD=0 keeps server-side binding without
+# preparing (behind a transaction-mode pooler such as PgBouncer before 1.21, where a prepared
+# statement lives in one backend); DB_SERVER_SIDE_BINDING=false restores Django's default.
+DB_SERVER_SIDE_BINDING = env.bool("DB_SERVER_SIDE_BINDING", default=True)
+DB_PREPARE_THRESHOLD = env.int("DB_PREPARE_THRESHOLD", default=2)
+
+
+def database_server_side_binding(database: dict) -> None:
+    """Apply DB_SERVER_SIDE_BINDING / DB_PREPARE_THRESHOLD to a PostgreSQL database's settings
+    (the test settings apply them too, so the suite runs every statement the way production does)."""
+    if DB_SERVER_SIDE_BINDING:
+        options = database.setdefault("OPTIONS", {})
+        options["server_side_binding"] = True
+        options["prepare_threshold"] = DB_PREPARE_THRESHOLD or None
+
+
 DATABASES = {
     "default": env.db("DATABASE_URL", default=f"sqlite:///{VAR_DIR / 'contexto.sqlite3'}"),
 }
@@ -124,6 +143,7 @@ DB_POOL_MAX_SIZE = env.int("DB_POOL_MAX_SIZE", default=8)
 if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     # Health checks drop broken connections (the pool checks each one it hands out).
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    database_server_side_binding(DATABASES["default"])
     if DB_POOL_MAX_SIZE:
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections (Django requires 0)
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {

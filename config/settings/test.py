@@ -21,6 +21,7 @@ TEST_REDIS_URL = env("TEST_REDIS_URL", default="redis://127.0.0.1:6379/1")
 # The suite runs against the real services only: a green run on SQLite or without Redis proves less.
 if not DATABASES["default"]["ENGINE"].endswith("postgresql"):
     raise ImproperlyConfigured("TEST_DATABASE_URL must name a PostgreSQL database (the tests never use SQLite).")
+database_server_side_binding(DATABASES["default"])  # noqa: F405 - as production binds and prepares
 if not TEST_REDIS_URL.startswith(("redis://", "rediss://")):
     raise ImproperlyConfigured("TEST_REDIS_URL must name a Redis server, e.g. redis://127.0.0.1:6379/1.")
 REDIS_URL = TEST_REDIS_URL

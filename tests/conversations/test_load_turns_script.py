@@ -49,3 +49,20 @@ def test_a_tiny_load_run_answers_and_stores_every_turn_without_holding_connectio
     assert result["db_connections_peak"] <= 2 + 1  # the pool, and the readiness probe's connection at most
     for key in ("p50_ms", "p95_ms", "p99_ms"):
         assert key in turns and key in result["turn_overhead"]
+
+
+def test_the_labeled_questions_are_the_dev_split_and_never_repeat():
+    sys.path.insert(0, str(ROOT / "bench"))
+    from load_turns import QUESTIONS, Questions
+
+    dev = json.loads((ROOT / "knowledge/evaluation/catalogs/hospital/questions.dev.json").read_text(encoding="utf-8"))
+    test = json.loads((ROOT / "knowledge/evaluation/catalogs/hospital/questions.test.json").read_text(encoding="utf-8"))
+    questions = Questions("hospital")
+    asked = [questions.next(n % 20, n % 10) for n in range(3 * len(questions.dev) + 5)]
+    assert len(set(asked)) == len(asked)  # no cache can answer a turn
+    assert asked[: len(questions.dev)] == list(dict.fromkeys(q["query"] for q in dev))
+    assert not set(asked) & {q["query"] for q in test}
+    assert questions.packages_dir == ROOT / "knowledge/evaluation/catalogs/hospital/packages"
+    assert [Questions().next(n, 0) for n in range(4)] == QUESTIONS  # the default is unchanged
+    with pytest.raises(SystemExit):
+        Questions("no-such-catalog")

@@ -30,10 +30,11 @@ TURN_QUERIES = [
         "the tenant's session, locked, with its agent: the 404, the idempotency and status checks, "
         "collected_packages as of this turn, the agent's prompt and model; read once for the whole turn",
     ),
-    (r'INSERT INTO "conversations_message"', "the inbound message (status received), with its context snapshot"),
     (
-        r'UPDATE "conversations_session" SET "context_enrichment_count" = 0, "updated_at"',
-        "the seed's rule: the fetch budget restarts with every message; updated_at is the last activity",
+        r'WITH along AS \(UPDATE "conversations_session" SET "context_enrichment_count" = 0, "updated_at" = .*'
+        r'INSERT INTO "conversations_message"',
+        "the inbound message (status received, with its context snapshot) and, in the same statement, the "
+        "seed's rule: the fetch budget restarts with every message; updated_at is the last activity",
     ),
     (r"RELEASE SAVEPOINT", "commit: the message is accepted before the model is called"),
     (
@@ -49,8 +50,11 @@ TURN_QUERIES = [
         r'SELECT "conversations_session"."status" FROM "conversations_session" .* FOR UPDATE$',
         "the session locked again: its status now (a concurrent close or hand-off), and a hand-off's transition",
     ),
-    (r'INSERT INTO "conversations_message"', "the reply, with the stored response (idempotent replays read it)"),
-    (r'UPDATE "conversations_message" SET "status" = \'processed\'', "the inbound message is answered"),
+    (
+        r'WITH along AS \(UPDATE "conversations_message" SET "status" = .* INSERT INTO "conversations_message"',
+        "the reply, with the stored response (idempotent replays read it), and in the same statement "
+        "the inbound message answered (status processed)",
+    ),
     (r"RELEASE SAVEPOINT", "commit"),
 ]
 # The knowledge router reads the catalog version too (knowledge.routing_service: its index is
@@ -102,7 +106,7 @@ def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, sc
     scripted_llm.reply_json(ANSWER)
     send(api_client, chat_session, "aquece o catálogo")
     scripted_llm.reply_json({"s": 99, "context_needed": "PRICING_RULES"}).reply_json(ANSWER)
-    # the answered turn's 13, plus the fetch's transaction (savepoint, lock, update, release) and the
+    # the answered turn's 11, plus the fetch's transaction (savepoint, lock, update, release) and the
     # catalog version re-read before the second model call (an edit between calls shows at once)
     with django_assert_num_queries(len(TURN_QUERIES) + 5):
         assert send(api_client, chat_session, "Quanto custa?").json()["status"] == "answered"
@@ -157,3 +161,28 @@ def test_the_hand_written_insert_stores_what_save_would(chat_session, django_ass
     stored = Message.objects.filter(pk__in=[saved.pk, written.pk]).order_by("id").values(*fields)
     assert stored[0] == stored[1]
     assert stored[1]["response"] == {"reply": "Olá", "nested": {"ü": [1, 2.5, None]}}
+
+
+def test_an_insert_along_an_update_is_one_statement_that_changes_both(chat_session, django_assert_num_queries):
+    from conversations.models import Message, Session
+    from common.raw_select import insert
+
+    inbound = Message(session=chat_session, role="user", text="Oi", status="received")
+    along = ('UPDATE "conversations_session" SET "context_enrichment_count" = %s WHERE "id" = %s', [7, chat_session.pk])
+    with django_assert_num_queries(1):
+        insert(inbound, along=along)
+    assert Message.objects.get(pk=inbound.pk).text == "Oi"
+    assert Session.objects.get(pk=chat_session.pk).context_enrichment_count == 7
+
+
+def test_an_insert_along_an_update_of_no_row_fails_and_leaves_nothing(chat_session):
+    from django.db import DatabaseError, transaction
+
+    from conversations.models import Message
+    from common.raw_select import insert
+
+    before = Message.objects.count()
+    along = ('UPDATE "conversations_message" SET "status" = %s WHERE "id" = %s', ["processed", 10**9])
+    with pytest.raises(DatabaseError, match="expected one row, 0 changed"), transaction.atomic():
+        insert(Message(session=chat_session, role="assistant", text="Oi", status="answered"), along=along)
+    assert Message.objects.count() == before

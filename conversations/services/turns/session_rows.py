@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from django.db import DatabaseError, connection, transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from conversations.context.services import PreparedContext
@@ -87,13 +87,6 @@ def session_status_lock(session_id: int) -> str:
     return row[0]
 
 
-def _execute_one_row(sql: str, params: list) -> None:
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        if cursor.rowcount != 1:
-            raise DatabaseError(f"expected one row, {cursor.rowcount} changed")
-
-
 @dataclass(frozen=True)
 class OpenedTurn:
     session: Session  # the locked row, with its agent; ``collected_packages`` as of this turn's start
@@ -134,12 +127,12 @@ def turn_open(
         # Not the session: its row is locked above, so neither its existence (a SELECT) nor the
         # idempotency key's uniqueness (checked under the lock, and a database constraint) needs a query.
         inbound.full_clean(exclude=["session", "context_snapshot"])
-        insert(inbound)  # inbound.save(), its INSERT written once (common.raw_select)
         # The seed: the enrichment counter restarts with every inbound message (and updated_at
         # is the session's last activity, shown by the API and the admin).
         session.context_enrichment_count = 0
         session.updated_at = timezone.now()
-        _execute_one_row(_SESSION_SEED, [session.updated_at, session.pk])
+        # inbound.save() and the seed's UPDATE in one statement (common.raw_select.insert)
+        insert(inbound, along=(_SESSION_SEED, [session.updated_at, session.pk]))
         session.collected_packages = list(session.collected_packages or [])
     return OpenedTurn(session=session, inbound=inbound, context=prepared)
 
@@ -201,7 +194,9 @@ def turn_close(
             grounding=grounding,
             response=stored,
         )
-        insert(reply)
+        # The reply and the inbound message answered, in one statement (common.raw_select.insert).
+        insert(reply, along=(_MESSAGE_STATUS, [MessageStatus.PROCESSED, inbound.pk]))
+        inbound.status = MessageStatus.PROCESSED
         if is_handoff:
             handoff = Handoff(
                 session=session, message=reply, reason=outcome.handoff_reason, detail=outcome.handoff_detail
@@ -211,6 +206,4 @@ def turn_close(
             if hands_off_session:
                 session.status = status_now  # the locked row's, not the turn's opening read
                 session_transition(session=session, status=SessionStatus.HANDED_OFF)
-        inbound.status = MessageStatus.PROCESSED
-        _execute_one_row(_MESSAGE_STATUS, [MessageStatus.PROCESSED, inbound.pk])
     return response_with_id(stored, reply.pk)
