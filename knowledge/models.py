@@ -194,6 +194,8 @@ class FetchFeedback(models.Model):
     )
     seq = models.PositiveBigIntegerField(
         default=0,
+        # In the database too: a process on code before migration 0008 inserts rows without it.
+        db_default=0,
         db_index=True,
         editable=False,
         help_text="Commit-ordered change number (FeedbackState): processes load only rows newer than theirs.",
