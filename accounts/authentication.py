@@ -60,6 +60,8 @@ def token_with_tenant(token_model, key: str):
 
 class TenantTokenAuthentication(TokenAuthentication):
     def authenticate_credentials(self, key):
+        if "\x00" in key:  # no token holds a NUL, and PostgreSQL refuses one in a query (a 500)
+            raise exceptions.AuthenticationFailed(_("Invalid token."))
         token = token_with_tenant(self.get_model(), key)
         if token is None:
             raise exceptions.AuthenticationFailed(_("Invalid token."))

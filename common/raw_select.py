@@ -9,7 +9,12 @@ callers keep working with models. Only for statements pinned by a query-count te
 
 from __future__ import annotations
 
-from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections
+from collections.abc import Collection
+
+from django.core.exceptions import ImproperlyConfigured
+from django.db import DEFAULT_DB_ALIAS, DatabaseError, connections, models
+from django.db.models import signals
+from django.db.transaction import TransactionManagementError
 
 
 def columns(model) -> tuple[list[str], str]:
@@ -60,6 +65,40 @@ def row_instances(row, models: list, alias: str = DEFAULT_DB_ALIAS) -> list:
     return instances
 
 
+def write_hazards(
+    model, *, updated_columns: Collection[str] | None = None, handled_defaults: Collection[str] | None = None
+) -> list[str]:
+    """What ``save()`` would do for ``model`` that a hand-written INSERT (``updated_columns`` None)
+    or UPDATE of ``updated_columns`` skips: an overridden ``save()``, pre/post_save receivers, a
+    database default (``insert`` names every column, so it never applies), an ``auto_now`` column
+    the UPDATE leaves out, and, unless ``handled_defaults`` is None, a callable default not named
+    in it (the hand-written code must have been checked to set it). Empty when none."""
+    meta = model._meta
+    found = []
+    for cls in model.__mro__:
+        if cls is models.Model:
+            break
+        for method in ("save", "save_base"):
+            if method in vars(cls):
+                found.append(f"{cls.__name__}.{method}() is overridden")
+    for signal, name in ((signals.pre_save, "pre_save"), (signals.post_save, "post_save")):
+        if signal.has_listeners(model):
+            found.append(f"{name} has receivers")
+    for field in meta.concrete_fields:
+        if field.db_default is not models.NOT_PROVIDED:
+            found.append(f"{field.name} has a db_default")
+        if (
+            handled_defaults is not None
+            and field.has_default()
+            and callable(field.default)
+            and field.name not in handled_defaults
+        ):
+            found.append(f"{field.name} has a callable default")
+        if updated_columns is not None and getattr(field, "auto_now", False) and field.column not in updated_columns:
+            found.append(f"{field.name} is auto_now but the UPDATE leaves it out")
+    return found
+
+
 _insert_sql: dict[tuple[type, tuple[str, ...]], str] = {}
 
 
@@ -67,6 +106,9 @@ def _insert_statement(meta, fields) -> str:
     key = (meta.model, tuple(f.column for f in fields))
     sql = _insert_sql.get(key)
     if sql is None:
+        hazards = write_hazards(meta.model)
+        if hazards:
+            raise ImproperlyConfigured(f"{meta.label} cannot be inserted by hand: {'; '.join(hazards)}")
         names = ", ".join('"%s"' % f.column for f in fields)
         placeholders = ", ".join(["%s"] * len(fields))
         sql = _insert_sql[key] = (
@@ -80,7 +122,9 @@ def insert(instance, alias: str = DEFAULT_DB_ALIAS, *, along: tuple[str, list] |
     """``instance.save()`` for a new row of a model with an auto primary key and no save
     signals or overridden ``save``: the same column values (each field's ``pre_save`` and
     ``get_db_prep_save``, so ``auto_now_add`` and JSON encoding apply), one
-    ``INSERT ... RETURNING`` with its SQL written once per model.
+    ``INSERT ... RETURNING`` with its SQL written once per model. Defaults, callable or not, were
+    applied by the model's constructor. A model that gained what this would skip
+    (``write_hazards``) is refused when its statement is first written.
 
     ``along``: an ``UPDATE`` (SQL, parameters) that must change exactly one row, written in the
     same statement on PostgreSQL (a data-modifying ``WITH``: one round trip, not two) and run
@@ -115,3 +159,22 @@ def insert(instance, alias: str = DEFAULT_DB_ALIAS, *, along: tuple[str, list] |
 def _expect_one_row(changed: int) -> None:
     if changed != 1:
         raise DatabaseError(f"expected one row, {changed} changed")
+
+
+def locked(sql: str, *, of: str | None = None, alias: str = DEFAULT_DB_ALIAS) -> str:
+    """``sql`` with the row lock the backend supports, as ``select_for_update`` writes it: PostgreSQL
+    locks (``FOR UPDATE [OF ...]``); SQLite (the embedded default) has no row locks and locks the
+    whole database for the write transaction instead, so the clause is left out.
+
+    Raises outside a transaction, as ``select_for_update`` does: in autocommit the lock would be
+    released as soon as the statement ends, and the caller's read-modify-write would race. Checked
+    on every backend (SQLite's write lock needs the transaction just the same)."""
+    connection = connections[alias]
+    if connection.get_autocommit():
+        raise TransactionManagementError("a row lock (FOR UPDATE) cannot be taken outside of a transaction.")
+    features = connection.features
+    if not features.has_select_for_update:
+        return sql
+    if of and features.has_select_for_update_of:
+        return f'{sql} FOR UPDATE OF "{of}"'
+    return f"{sql} FOR UPDATE"

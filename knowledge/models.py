@@ -4,6 +4,7 @@ import json
 from django.conf import settings
 from django.core.validators import RegexValidator
 from django.db import models
+from django.db.models.functions import Now
 
 from common.identifiers import PACKAGE_ID_PATTERN
 
@@ -24,6 +25,20 @@ class PackageKind(models.TextChoices):
 class PackageOrigin(models.TextChoices):
     BUNDLED = "bundled", "Bundled file"
     ADMIN = "admin", "Created in the admin"
+
+
+class StampedQuerySet(models.QuerySet):
+    """``update()`` moves ``updated_at`` (the row's stamp) unless the caller sets it.
+
+    ``save()`` moves it through ``auto_now``; a queryset ``update()`` does not, and the catalog's
+    incremental reload (knowledge/catalog.py) re-reads only the rows whose stamp moved, so an
+    ``update()`` that left it would stay invisible to every running process. ``bulk_update`` goes
+    through here too. Raw SQL does not: after a raw edit, run ``manage.py reindex``.
+    """
+
+    def update(self, **kwargs):
+        kwargs.setdefault("updated_at", Now())
+        return super().update(**kwargs)
 
 
 class Package(models.Model):
@@ -58,6 +73,8 @@ class Package(models.Model):
     content_hash = models.CharField(max_length=64, blank=True, editable=False)
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = StampedQuerySet.as_manager()
 
     class Meta:
         ordering = ["position", "package_id"]
@@ -177,6 +194,8 @@ class FetchFeedback(models.Model):
     )
     seq = models.PositiveBigIntegerField(
         default=0,
+        # In the database too: a process on code before migration 0008 inserts rows without it.
+        db_default=0,
         db_index=True,
         editable=False,
         help_text="Commit-ordered change number (FeedbackState): processes load only rows newer than theirs.",
@@ -253,6 +272,8 @@ class RevisionSearchTerms(models.Model):
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = StampedQuerySet.as_manager()
 
     class Meta:
         ordering = ["-updated_at"]

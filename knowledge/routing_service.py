@@ -369,7 +369,12 @@ def route_context(
 
 
 def reindex() -> RouterIndex:
-    """Rebuild this process's index now, and make every other process rebuild on its next question."""
+    """Re-read the whole catalog and rebuild this process's index now, and make every other process
+    do the same on its next question (the catalog through the database, the index through the
+    shared generation). What picks up edits made with raw SQL, which move no row stamp."""
+    from knowledge.services import catalog_reload_everywhere
+
+    catalog_reload_everywhere()
     try:
         generation = cache.incr(ROUTER_GENERATION_KEY)
     except ValueError:

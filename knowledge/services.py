@@ -13,6 +13,7 @@ from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Max
+from django.db.models.functions import Now
 
 from knowledge.exceptions import InvalidPackageOperationError, PackageImportError, RevisionNotFoundError
 from common.identifiers import PACKAGE_ID_RE, normalize_package_key
@@ -22,6 +23,7 @@ from knowledge.models import (
     Package,
     PackageOrigin,
     PackageRevision,
+    RevisionSearchTerms,
     content_hash,
 )
 from knowledge.package_files import (
@@ -128,6 +130,23 @@ def _differs_from_bundled(package: Package) -> bool:
     return package.bundled_content is None or package.content() != {
         f: package.bundled_content.get(f) for f in CONTENT_FIELDS
     }
+
+
+@transaction.atomic
+def catalog_reload_everywhere() -> int:
+    """Every process reads the whole catalog again on its next request (``manage.py reindex``).
+
+    For edits made around the services and the ORM (raw SQL, a restored table): they moved no row
+    stamp, so an incremental reload (knowledge/catalog.py) would keep the entries it holds. Moving
+    every package's stamp makes each process's next reload read every row (a full load past
+    ``RELOAD_MAX_SHARE``), and the accepted search terms' stamps move their fingerprint. Returns the
+    number of packages stamped.
+    """
+    state = _lock_catalog()
+    stamped = Package.objects.update(updated_at=Now())
+    RevisionSearchTerms.objects.filter(status=RevisionSearchTerms.Status.ACCEPTED).update(updated_at=Now())
+    _bump_version(state)
+    return stamped
 
 
 # --- single-package services -------------------------------------------------------

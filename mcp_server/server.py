@@ -192,16 +192,25 @@ async def _list_tools(ctx, params) -> types.ListToolsResult:
     return types.ListToolsResult(tools=TOOLS)
 
 
+def _tool_error(code: str, message: str, details: dict) -> types.CallToolResult:
+    error = {"error": {"code": code, "message": message, "details": details}}
+    return types.CallToolResult(
+        content=[types.TextContent(text=_dumps(error))], structured_content=json.loads(_dumps(error)), is_error=True
+    )
+
+
 async def _call_tool(ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
     arguments = params.arguments or {}
     try:
         body = await sync_to_async(_run_tool)(params.name, arguments)
     except ApplicationError as exc:
-        error = {"error": {"code": exc.code, "message": exc.message, "details": exc.details}}
         logger.info("mcp tool error tool=%s code=%s", params.name, exc.code)
-        return types.CallToolResult(
-            content=[types.TextContent(text=_dumps(error))], structured_content=json.loads(_dumps(error)), is_error=True
-        )
+        return _tool_error(exc.code, exc.message, exc.details)
+    except MCPError:
+        raise
+    except Exception as exc:  # noqa: BLE001 - the boundary: the SDK would send the exception's text to the client
+        logger.error("mcp tool failed tool=%s error=%s", params.name, exc.__class__.__name__)
+        return _tool_error("INTERNAL_ERROR", "An unexpected error occurred.", {})
     structured = json.loads(_dumps(body))
     content = [types.TextContent(text=_summary(params.name, structured))]
     if content[0].text != _dumps(structured):

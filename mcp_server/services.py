@@ -23,6 +23,7 @@ from django.utils import timezone
 from rest_framework import serializers
 
 from common.exceptions import ApplicationError, NotFoundError
+from common.input_guard import text_problem
 from conversations.models import Handoff, HandoffReason, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services import session_create
 from conversations.services.sessions import session_transition
@@ -147,6 +148,9 @@ def _text(value, field: str, *, limit: int = MAX_MESSAGE_CHARS) -> str:
         raise McpInvalidArgumentsError(details={field: ["Must be a non-empty string."]})
     if len(value) > limit:
         raise McpInvalidArgumentsError(details={field: [f"At most {limit} characters."]})
+    problem = text_problem(value)  # NUL, a lone surrogate: PostgreSQL cannot store it (a DataError)
+    if problem:
+        raise McpInvalidArgumentsError(details={field: [problem]})
     return value.strip()
 
 

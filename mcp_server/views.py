@@ -25,6 +25,7 @@ from rest_framework.authtoken.models import Token
 
 from accounts.selectors import tenant_for_user
 from common.exception_handler import error_body
+from common.input_guard import text_problem
 from mcp_server import services
 from mcp_server.server import build_server, current_caller
 
@@ -55,8 +56,8 @@ def _jsonrpc_error(status: int, message: str) -> JsonResponse:
 def _token_user(request: HttpRequest):
     """The API token's user: `Authorization: Bearer <token>` (what MCP hosts send) or `Token <token>`."""
     parts = request.headers.get("Authorization", "").split()
-    if len(parts) != 2 or parts[0].lower() not in ("bearer", "token"):
-        return None
+    if len(parts) != 2 or parts[0].lower() not in ("bearer", "token") or text_problem(parts[1]):
+        return None  # a NUL cannot be in any token, and PostgreSQL refuses it in a query (500)
     token = Token.objects.select_related("user").filter(key=parts[1]).first()
     if token is None or not token.user.is_active:
         return None
@@ -69,6 +70,18 @@ def _is_initialize(body: bytes) -> bool:
     except ValueError:
         return False
     return isinstance(message, dict) and message.get("method") == "initialize"
+
+
+def _initialized(status: int, content: bytes) -> bool:
+    """The SDK answered the initialize request with a result (not a JSON-RPC error, which it sends
+    with 200 too): only then is there an MCP session to open."""
+    if status != 200:
+        return False
+    try:
+        answer = json.loads(content)
+    except ValueError:
+        return False
+    return isinstance(answer, dict) and "result" in answer
 
 
 def _scope(request: HttpRequest) -> dict:
@@ -147,6 +160,8 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
             405, "METHOD_NOT_ALLOWED", "This MCP endpoint has no event stream; POST messages.", Allow="POST, DELETE"
         )
     session_key = request.headers.get(SESSION_HEADER) or None
+    if session_key and text_problem(session_key):
+        return _jsonrpc_error(404, "Session not found")  # no key holds a NUL; PostgreSQL refuses one (500)
     if request.method == "DELETE":
         if session_key and services.mcp_session_close(key=session_key, user=user):
             return HttpResponse(status=204)
@@ -164,18 +179,17 @@ def mcp_endpoint(request: HttpRequest) -> HttpResponse:
     if session_key and not initialize and not services.mcp_session_known(key=session_key, user=user):
         # Unknown, closed or another token's session: the client must initialize again (MCP spec: 404).
         return _jsonrpc_error(404, "Session not found")
-    new_session = services.mcp_session_open(user=user, tenant=tenant) if initialize else None
-    caller = services.McpCaller(
-        user_id=user.pk, tenant_id=tenant.pk, session_key=new_session.key if new_session else session_key
-    )
+    # An initialize request runs no tool, so it needs no session key; the session is opened only
+    # once the SDK accepted the handshake (a refused one left a row no client would ever use).
+    caller = services.McpCaller(user_id=user.pk, tenant_id=tenant.pk, session_key=None if initialize else session_key)
     status, headers, content = async_to_sync(_serve)(_scope(request), body, caller)
     response = HttpResponse(content, status=status)
     for name, value in headers:
         name = name.decode("latin-1")
         if name.lower() not in ("content-length",):
             response[name] = value.decode("latin-1")
-    if new_session is not None and status < 400:
-        response[SESSION_HEADER] = new_session.key
+    if initialize and _initialized(status, content):
+        response[SESSION_HEADER] = services.mcp_session_open(user=user, tenant=tenant).key
     logger.info(
         "mcp request status=%s tenant=%s initialize=%s ms=%s",
         status,

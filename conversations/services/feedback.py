@@ -29,7 +29,9 @@ def message_feedback_set(
     """Rate a reply. Idempotent per (reply, user): the same rating again changes nothing;
     a different one replaces it, and the policy takes the previous credit back first."""
     session = session_get(tenant=tenant, session_id=session_id)
-    message = Message.objects.filter(pk=message_id, session=session).first()
+    # The reply's lock serializes its raters: two first ratings at once both found none, both
+    # credited the policy and the second insert died on the unique constraint (a 500).
+    message = Message.objects.select_for_update().filter(pk=message_id, session=session).first()
     if message is None:
         raise MessageNotFoundError(details={"message_id": message_id})
     if message.role != MessageRole.ASSISTANT:

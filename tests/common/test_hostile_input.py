@@ -201,3 +201,10 @@ def test_every_admin_changelist_refuses_nul_filters(client, boss):
         # And the changelist itself still opens.
         assert client.get(url).status_code == 200, url
     assert walked >= 10
+
+
+def test_a_nul_in_the_api_token_is_401_not_500(user):
+    client = APIClient()
+    client.credentials(HTTP_AUTHORIZATION="Token a\x00b")  # PostgreSQL refuses a NUL in the token query
+    response = client.get("/api/v1/sessions/1")
+    assert response.status_code == 401 and response.json()["error"]["code"] == "AUTHENTICATION_FAILED"

@@ -170,3 +170,36 @@ def test_a_fetch_waits_for_a_concurrent_writer_and_keeps_its_update(api_client, 
     chat_session.refresh_from_db()
     assert chat_session.collected_packages == ["GENOME_SIZES", "PRICING_RULES"]
     assert chat_session.context_enrichment_count == 2
+
+
+def test_two_first_ratings_of_one_reply_at_once_both_succeed_and_credit_the_policy_once(
+    api_client, chat_session, scripted_llm, tenant, user, monkeypatch
+):
+    from conversations.models import MessageFeedback
+    from conversations.services import feedback as feedback_service
+
+    scripted_llm.reply_json({"s": 0, "message": "Olá"})
+    reply_id = send(api_client, chat_session, "Olá").json()["message_id"]
+    # Both requests past their read of the existing rating (none) before either writes: without a
+    # lock on the reply both inserted and the second died on the unique constraint (a 500).
+    both_read = threading.Barrier(2, timeout=3)
+    credits = []
+    real = feedback_service.policy_feedback
+
+    def policy_feedback(**kwargs):
+        credits.append(kwargs["rating"])
+        try:
+            both_read.wait()
+        except threading.BrokenBarrierError:
+            pass  # the other request waits on the reply's lock: it cannot arrive here first
+        return real(**kwargs)
+
+    monkeypatch.setattr(feedback_service, "policy_feedback", policy_feedback)
+    url = f"/api/v1/sessions/{chat_session.pk}/messages/{reply_id}/feedback"
+    results = _run_in_threads(
+        ("a", lambda: api_client.post(url, {"rating": "up"}, format="json").status_code),
+        ("b", lambda: api_client.post(url, {"rating": "up"}, format="json").status_code),
+    )
+    assert sorted(results.values()) == [200, 201]
+    assert credits == ["up"]  # the second saw the first's rating: the same one, a no-op
+    assert MessageFeedback.objects.filter(message_id=reply_id).count() == 1

@@ -64,7 +64,7 @@ def test_deactivation_and_reordering_are_seen(catalog):
     reloaded = get_active_catalog()
     assert reloaded.get("PRICING_RULES") is None and len(reloaded) == len(catalog) - 1
     _same_as_a_full_load(reloaded)
-    Package.objects.filter(package_id="COMPANY_INFO").update(position=10_000)  # no updated_at: still seen
+    Package.objects.filter(package_id="COMPANY_INFO").update(position=10_000)  # position is in the stamp too
     from knowledge.services import _bump_version, _lock_catalog
 
     _bump_version(_lock_catalog())
@@ -123,4 +123,54 @@ def test_a_revision_embedded_again_reaches_running_processes(catalog):
     reloaded = get_active_catalog()
     assert reloaded.vectors["TARGETS_QPCR"] == second.tobytes()
     assert RevisionEmbedding.objects.filter(revision=revision).count() == 1
+    _same_as_a_full_load(reloaded)
+
+
+def _bump():
+    from knowledge.services import _bump_version, _lock_catalog
+
+    _bump_version(_lock_catalog())
+
+
+def test_a_queryset_update_moves_the_stamp_and_is_seen(catalog):
+    # update() writes no auto_now field: without the stamp moving, the reload kept the old entry.
+    Package.objects.filter(package_id="PRICING_RULES").update(title="Preços (nova redação)")
+    _bump()
+    reloaded = get_active_catalog()
+    assert reloaded.get("PRICING_RULES").title == "Preços (nova redação)"
+    _same_as_a_full_load(reloaded)
+    package = Package.objects.get(package_id="COMPANY_INFO")
+    package.summary = "Resumo novo"
+    Package.objects.bulk_update([package], ["summary"])  # bulk_update goes through update()
+    _bump()
+    assert get_active_catalog().get("COMPANY_INFO").summary == "Resumo novo"
+
+
+def test_an_accepted_terms_queryset_update_is_seen(catalog):
+    package = Package.objects.get(package_id="TARGETS_QPCR")
+    revision = PackageRevision.objects.get(package=package, number=package.revision_number)
+    terms = RevisionSearchTerms.objects.create(
+        revision=revision, status=RevisionSearchTerms.Status.ACCEPTED, accepted=["qpcr targets"]
+    )
+    _bump()
+    assert get_active_catalog().get("TARGETS_QPCR").search_terms == ("qpcr targets",)
+    RevisionSearchTerms.objects.filter(pk=terms.pk).update(accepted=["qpcr panel"])
+    _bump()
+    assert get_active_catalog().get("TARGETS_QPCR").search_terms == ("qpcr panel",)
+
+
+def test_reindex_picks_up_a_raw_sql_edit_in_every_process(catalog):
+    from knowledge.routing_service import reindex
+
+    table = Package._meta.db_table
+    with connection.cursor() as cursor:  # around the ORM: no stamp moves, no version bump
+        cursor.execute(f'UPDATE "{table}" SET "title" = %s WHERE "package_id" = %s', ["Editado à mão", "PRICING_RULES"])
+    _bump()
+    stale = get_active_catalog()
+    assert stale.get("PRICING_RULES").title != "Editado à mão"  # what reindex is for
+    other_process = stale  # another process holds the same snapshot; reindex reaches it through the database
+    reindex()
+    reloaded = catalog_module._reload(catalog_version_get(), other_process)
+    assert reloaded.get("PRICING_RULES").title == "Editado à mão"
+    assert get_active_catalog().get("PRICING_RULES").title == "Editado à mão"
     _same_as_a_full_load(reloaded)

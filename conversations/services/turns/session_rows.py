@@ -14,7 +14,7 @@ from django.utils import timezone
 
 from conversations.context.services import PreparedContext
 from conversations.exceptions import SessionNotFoundError, SessionNotOpenError
-from common.raw_select import columns, insert, row_instances
+from common.raw_select import columns, insert, locked, row_instances
 from conversations.models import Agent, Handoff, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services.sessions import session_transition
 
@@ -47,18 +47,6 @@ _SESSION_WITH_AGENT = (
 )
 
 
-def _locked(sql: str, *, of: str | None = None) -> str:
-    """``sql`` with the row lock the backend supports, as ``select_for_update`` writes it: PostgreSQL
-    locks (``FOR UPDATE [OF ...]``); SQLite (the embedded default) has no row locks and locks the
-    whole database for the write transaction instead, so the clause is left out."""
-    features = connection.features
-    if not features.has_select_for_update:
-        return sql
-    if of and features.has_select_for_update_of:
-        return f'{sql} FOR UPDATE OF "{of}"'
-    return f"{sql} FOR UPDATE"
-
-
 def session_with_agent_lock(*, tenant, session_id) -> Session | None:
     """The tenant's session, locked (inside a transaction), with its agent and tenant set; None if
     the tenant has no such session."""
@@ -67,7 +55,7 @@ def session_with_agent_lock(*, tenant, session_id) -> Session | None:
     except (TypeError, ValueError):
         return None
     with connection.cursor() as cursor:
-        cursor.execute(_locked(_SESSION_WITH_AGENT, of=_SESSION), [tenant.pk, session_id])
+        cursor.execute(locked(_SESSION_WITH_AGENT, of=_SESSION), [tenant.pk, session_id])
         row = cursor.fetchone()
     if row is None:
         return None
@@ -80,7 +68,7 @@ def session_with_agent_lock(*, tenant, session_id) -> Session | None:
 def session_status_lock(session_id: int) -> str:
     """Lock the session row (inside a transaction) and return its status now."""
     with connection.cursor() as cursor:
-        cursor.execute(_locked(_SESSION_STATUS), [session_id])
+        cursor.execute(locked(_SESSION_STATUS), [session_id])
         row = cursor.fetchone()
     if row is None:
         raise Session.DoesNotExist(f"session {session_id} no longer exists")

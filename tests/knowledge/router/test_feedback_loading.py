@@ -107,7 +107,8 @@ def test_only_question_vectors_of_the_current_model_are_compared(django_capture_
         feedback.feedback_rows_deleted()  # any bump: the next read sees the table
     feedback.clear_feedback_snapshot()
     assert weights(2) == {}
-    FetchFeedback.objects.filter(pk=row.pk).update(question_vector_model=None)
+    # unlabelled and not of the one model code before migration 0008 stored (its size): ignored
+    FetchFeedback.objects.filter(pk=row.pk).update(question_vector_model=None, question_vector=vector[:100].tobytes())
     feedback.clear_feedback_snapshot()
     assert weights(3) == {}
 
@@ -142,3 +143,86 @@ def test_a_question_is_embedded_for_a_row_only_when_its_vector_alone_can_promote
     feedback.clear_feedback_snapshot()
     assert related_feedback_weights(version=3, **args) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
     assert calls == [1]
+
+
+# ------------------------------------------- processes on code before migration 0008 (a deploy)
+
+# The columns such a process writes: everything but what migration 0008 added.
+_OLD_COLUMNS = [
+    f.column for f in FetchFeedback._meta.concrete_fields if f.name not in ("id", "seq", "question_vector_model")
+]
+
+
+def _old_code_insert(**values) -> int:
+    """The INSERT the pre-0008 ORM writes: no change number, no model id."""
+    table = FetchFeedback._meta.db_table
+    row = {"listed_then_fetched": 1, "weight": 1.0, "signature": "[]", "question_vector": None, **values}
+    row.setdefault("last_fetched_at", timezone.now())
+    row.setdefault("created_at", timezone.now())
+    row.setdefault("tenant_id", None)
+    names = ", ".join(f'"{c}"' for c in _OLD_COLUMNS)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'INSERT INTO "{table}" ({names}) VALUES ({", ".join(["%s"] * len(_OLD_COLUMNS))}) RETURNING "id"',
+            [row[c] for c in _OLD_COLUMNS],
+        )
+        return cursor.fetchone()[0]
+
+
+def _old_code_update(pk: int, *, weight: float, vector: bytes | None = None) -> None:
+    """The UPDATE the pre-0008 ORM writes for a fetch of an existing row: the change number stays."""
+    table = FetchFeedback._meta.db_table
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f'UPDATE "{table}" SET "weight" = %s, "listed_then_fetched" = "listed_then_fetched" + 1, '
+            '"last_fetched_at" = %s, "question_vector" = COALESCE(%s, "question_vector") WHERE "id" = %s',
+            [weight, timezone.now(), vector, pk],
+        )
+
+
+def test_a_row_inserted_by_old_code_is_stored_and_loaded(django_capture_on_commit_callbacks, fetched):
+    _write(django_capture_on_commit_callbacks, ["prazo sanger"])
+    assert len(feedback._current_snapshot(1).rows) == 1
+    # Without a database default on seq (0008 dropped it) this INSERT failed: NOT NULL.
+    pk = _old_code_insert(query_key="prec sanger", package_id="PRICING_RULES")
+    assert FetchFeedback.objects.get(pk=pk).seq == 0
+    snap = feedback._current_snapshot(2)
+    assert sorted(" ".join(sorted(r.terms)) for r in snap.rows) == ["prazo sanger", "prec sanger"]
+    assert feedback.feedback_weights(key="prec sanger", tenant_id=None, version=2) == {
+        "PRICING_RULES": pytest.approx(1.0, abs=1e-3)
+    }
+
+
+def test_a_row_updated_by_old_code_is_seen_though_its_change_number_stays(django_capture_on_commit_callbacks, fetched):
+    (row,) = _write(django_capture_on_commit_callbacks, ["prazo sanger"])
+    assert feedback.feedback_weights(key="prazo sanger", tenant_id=None, version=1)["PRICING_RULES"] == (
+        pytest.approx(1.0, abs=1e-3)
+    )
+    _old_code_update(row.pk, weight=3.0)
+    assert FetchFeedback.objects.get(pk=row.pk).seq == row.seq
+    assert feedback.feedback_weights(key="prazo sanger", tenant_id=None, version=2)["PRICING_RULES"] == (
+        pytest.approx(3.0, abs=1e-3)
+    )
+    assert fetched == [1, 1]  # the fetch count no longer added up: read again in full
+    # and a later write of the new code is still read incrementally on top
+    _write(django_capture_on_commit_callbacks, ["envi amostr"])
+    assert len(feedback._current_snapshot(3).rows) == 2 and fetched == [1, 1, 1]
+
+
+def test_an_unlabelled_vector_from_old_code_counts_as_the_old_model():
+    assert feedback.LEGACY_MODEL_ID == embeddings.MODEL_ID  # the model has not changed since
+    vector = _unit(1)
+    _old_code_insert(
+        query_key="temp lev sequenc sanger",
+        package_id="DELIVERY_TIMELINES",
+        signature='["DELIVERY_TIMELINES", "X1", "X2", "X3", "X4"]',
+        question_vector=vector.tobytes(),
+    )
+    weights = related_feedback_weights(
+        key="prazo sequenc sanger",
+        ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
+        tenant_id=None,
+        version=1,
+        vector=vector,
+    )
+    assert weights == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
