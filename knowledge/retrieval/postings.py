@@ -51,6 +51,17 @@ def _field_texts(e: EntryLike, name: str) -> Sequence[str]:
     return getattr(e, "search_terms", ())
 
 
+class _Chunks(dict):
+    """chunk → id; a chunk met for the first time is analyzed and registered (in order of appearance)."""
+
+    def __init__(self, table: _TermTable):
+        super().__init__()
+        self.table = table
+
+    def __missing__(self, chunk: str) -> int:
+        return self.table._register(chunk)
+
+
 class _TermTable:
     """Texts → chunk ids; chunk → term ids; term → id.
 
@@ -63,31 +74,25 @@ class _TermTable:
 
     def __init__(self):
         self.vocabulary: dict[str, int] = {}
-        self.chunks: dict[str, int] = {}
+        self.chunks = _Chunks(self)
         self.chunk_ptr = array("q", [0])
         self.chunk_terms = array("i")
 
     def _term_id(self, term: str) -> int:
         return self.vocabulary.setdefault(term, len(self.vocabulary))
 
-    def _register(self, chunk: str) -> None:
-        self.chunks[chunk] = len(self.chunks)
+    def _register(self, chunk: str) -> int:
+        chunk_id = self.chunks[chunk] = len(self.chunks)
         self.chunk_terms.extend(self._term_id(t) for t in analyze(chunk))
         self.chunk_ptr.append(len(self.chunk_terms))
+        return chunk_id
 
     def texts_chunks(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Chunk ids of every text in order, and how many each text has (C-level work per token)."""
         splits = [text.split() for text in texts]
         lens = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
-        flat = list(chain.from_iterable(splits))
-        lookup = self.chunks
-        try:
-            ids = list(map(lookup.__getitem__, flat))
-        except KeyError:
-            for chunk in dict.fromkeys(flat):  # distinct, in order of appearance
-                if chunk not in lookup:
-                    self._register(chunk)
-            ids = list(map(lookup.__getitem__, flat))
+        # One pass: a chunk not seen before is registered by ``_Chunks.__missing__`` as the map meets it.
+        ids = list(map(self.chunks.__getitem__, chain.from_iterable(splits)))
         return np.array(ids, dtype=np.int64), lens
 
     def identifier_term_ids(self, text: str, ids: array) -> int:
