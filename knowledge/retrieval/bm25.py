@@ -212,21 +212,50 @@ class SparseBM25Index:
 
     @classmethod
     def _from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1, b, delta):
-        """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort.
+        """CSC arrays from unique (term, doc, tf) triplets given in document order."""
+        return cls._from_parts(vocabulary, [(term_ids, doc_ids, values)], lengths, k1=k1, b=b, delta=delta)
+
+    @classmethod
+    def from_parts(cls, vocabulary, parts, lengths, *, k1=1.5, b=0.75, delta=1.0):
+        """Index triplets given as consecutive parts ``(term ids, doc ids, weighted frequencies)``, each in
+        document order, parts in document order. ``parts`` (a list) is emptied as it is read: each part is
+        freed once its postings are placed, so the triplets and the index are not both whole in memory."""
+        return cls._from_parts(vocabulary, parts, lengths, k1=k1, b=b, delta=delta)
+
+    @classmethod
+    def _from_parts(cls, vocabulary, parts, lengths, *, k1, b, delta):
+        """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort, part by part.
 
         Triplets arrive in document order, so a stable sort by term leaves each
-        term's postings sorted by document (binary searches rely on it). This
-        avoids scipy's COO→CSC copies, which tripled the build's peak memory.
+        term's postings sorted by document (binary searches rely on it): within
+        a part a stable argsort by term, across parts each term's next free slot.
+        This avoids scipy's COO→CSC copies, which tripled the build's peak memory,
+        and a sort of the whole triplet arrays at once.
         """
         n_docs = len(lengths)
         n_terms = len(vocabulary)
-        doc_freq = np.bincount(term_ids, minlength=n_terms).astype(np.int64)
+        doc_freq = np.zeros(n_terms, dtype=np.int64)
+        for term_ids, _, _ in parts:
+            doc_freq += np.bincount(term_ids, minlength=n_terms)
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(doc_freq, out=indptr[1:])
-        order = np.argsort(term_ids, kind="stable")
-        indices = np.ascontiguousarray(doc_ids[order], dtype=np.int32)
-        tf = values[order]
-        del order
+        total = int(indptr[-1])
+        indices = np.empty(total, dtype=np.int32)
+        tf = np.empty(total, dtype=np.float64)
+        slot = indptr[:-1].copy()  # each term's next free posting
+        parts.reverse()  # consumed from the end: popping frees each part once placed
+        while parts:
+            term_ids, doc_ids, values = parts.pop()
+            order = np.argsort(term_ids, kind="stable")
+            terms = term_ids[order]
+            starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if terms.size else np.zeros(0, np.int64)
+            counts = np.diff(np.r_[starts, terms.size])
+            # rank of each triplet among its term's triplets in this part, plus that term's next free slot
+            dest = np.arange(terms.size, dtype=np.int64) - np.repeat(starts, counts) + slot[terms]
+            indices[dest] = doc_ids[order]
+            tf[dest] = values[order]
+            slot[terms[starts]] += counts
+            del term_ids, doc_ids, values, order, terms, dest
         idf = np.log((n_docs + 1) / np.maximum(doc_freq, 1)) if n_terms else np.zeros(0)
         avgdl = float(lengths.sum()) / n_docs if n_docs else 0.0
         if avgdl > 0:

@@ -42,7 +42,7 @@ from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
 from .index_tables import export_tables, import_tables
-from .postings import weighted_triplets
+from .postings import weighted_parts
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, PartQuery, route_part
 from .splitting import split_parts
@@ -115,8 +115,9 @@ class RouterIndex:
         self.version = version
         self.entries: list[EntryLike] = list(entries)
         if bm25 is None:
-            bm25 = SparseBM25Index.from_triplets(
-                *weighted_triplets(self.entries, self.config.field_weights),
+            # By parts: the batches' triplets are freed as their postings are placed (peak memory).
+            bm25 = SparseBM25Index.from_parts(
+                *weighted_parts(self.entries, self.config.field_weights),
                 k1=self.config.k1,
                 b=self.config.b,
                 delta=self.config.delta,

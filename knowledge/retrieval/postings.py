@@ -118,6 +118,29 @@ def _np(values: array, dtype) -> np.ndarray:
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
+def weighted_parts(
+    entries: Sequence[EntryLike], field_weights: Mapping[str, float]
+) -> tuple[dict[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+    """(vocabulary, parts, doc lengths) of a catalog: ``weighted_triplets`` per batch of entries, not joined.
+
+    Each part is ``(term ids, doc ids, weighted frequencies)`` of one batch, in
+    document order (within a document, by term id), one per (term, document)
+    with a positive weighted frequency; ``SparseBM25Index.from_parts`` reads them.
+    """
+    table = _TermTable()
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    lengths = np.zeros(len(entries), dtype=np.float64)
+    weights = [(name, float(field_weights.get(name, 1.0))) for name in FIELDS]
+    for start in range(0, len(entries), CHUNK_ENTRIES):
+        chunk = entries[start : start + CHUNK_ENTRIES]
+        terms, docs, values = _chunk_triplets(table, chunk, weights)
+        if values.size:
+            lengths[start : start + len(chunk)] += np.bincount(docs, weights=values, minlength=len(chunk))
+            docs += start
+            parts.append((terms, docs, values))
+    return table.vocabulary, parts, lengths
+
+
 def weighted_triplets(
     entries: Sequence[EntryLike], field_weights: Mapping[str, float]
 ) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -126,28 +149,15 @@ def weighted_triplets(
     Triplets come in document order (within a document, by term id), one per
     (term, document) with a positive weighted frequency.
     """
-    table = _TermTable()
-    out_terms: list[np.ndarray] = []
-    out_docs: list[np.ndarray] = []
-    out_values: list[np.ndarray] = []
-    lengths = np.zeros(len(entries), dtype=np.float64)
-    weights = [(name, float(field_weights.get(name, 1.0))) for name in FIELDS]
-    for start in range(0, len(entries), CHUNK_ENTRIES):
-        chunk = entries[start : start + CHUNK_ENTRIES]
-        terms, docs, values = _chunk_triplets(table, chunk, weights)
-        if values.size:
-            lengths[start : start + len(chunk)] += np.bincount(docs, weights=values, minlength=len(chunk))
-            out_terms.append(terms)
-            out_docs.append(docs + start)
-            out_values.append(values)
-    if not out_terms:
+    vocabulary, parts, lengths = weighted_parts(entries, field_weights)
+    if not parts:
         empty_i = np.zeros(0, dtype=np.int32)
-        return table.vocabulary, empty_i, empty_i.copy(), np.zeros(0), lengths
+        return vocabulary, empty_i, empty_i.copy(), np.zeros(0), lengths
     return (
-        table.vocabulary,
-        np.concatenate(out_terms).astype(np.int32, copy=False),
-        np.concatenate(out_docs).astype(np.int32, copy=False),
-        np.concatenate(out_values),
+        vocabulary,
+        np.concatenate([terms for terms, _, _ in parts]).astype(np.int32, copy=False),
+        np.concatenate([docs for _, docs, _ in parts]).astype(np.int32, copy=False),
+        np.concatenate([values for _, _, values in parts]),
         lengths,
     )
 
