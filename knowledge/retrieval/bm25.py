@@ -123,7 +123,7 @@ class SparseBM25Index:
         self.k1 = k1
         self.b = b
         self.delta = delta
-        self._spans: dict[str, tuple[int, int, float] | None] = {}
+        self._spans: dict[str, tuple[int, int, float, float] | None] = {}
 
     # ------------------------------------------------------------------ build
 
@@ -320,8 +320,8 @@ class SparseBM25Index:
 
         return DocFreqView(self.vocabulary, self.doc_freq)
 
-    def span(self, term: str) -> tuple[int, int, float] | None:
-        """(start, end, idf) of a term's postings as plain Python numbers, or None when unknown.
+    def span(self, term: str) -> tuple[int, int, float, float] | None:
+        """(start, end, idf, best weight) of a term's postings as plain Python numbers, or None when unknown.
 
         Cached per term: the hot path asks the same few terms many times per
         question, and numpy scalar indexing costs more than the dict lookup.
@@ -333,7 +333,8 @@ class SparseBM25Index:
         col = self.vocabulary.get(term)
         found = None
         if col is not None:
-            found = (int(self._postings.indptr[col]), int(self._postings.indptr[col + 1]), float(self.idf_values[col]))
+            indptr = self._postings.indptr
+            found = (int(indptr[col]), int(indptr[col + 1]), float(self.idf_values[col]), float(self.term_max[col]))
             self._spans[term] = found  # known terms only: bounded by the vocabulary
         return found
 
@@ -374,6 +375,8 @@ class SparseBM25Index:
         document can enter the top k: the remaining terms are only looked up
         (binary search) for the documents already seen.
         """
+        if self.n_docs <= _SMALL_CORPUS:
+            return self._accumulate_small(weights)
         p = self._postings
         terms = [(self.vocabulary[t], w) for t, w in weights.items() if t in self.vocabulary and w > 0]
         floor = sum(self.delta * self.idf_values[col] * w for col, w in terms)
@@ -381,13 +384,6 @@ class SparseBM25Index:
         if not terms:
             return acc, np.zeros(0, dtype=np.int64), floor
         terms.sort(key=lambda cw: -self.term_max[cw[0]] * cw[1])
-        if self.n_docs <= _SMALL_CORPUS:
-            # A small corpus: walking every posting costs less than the pruning's bookkeeping.
-            # Same term order as below, so every document's score is the same sum.
-            for col, w in terms:
-                start, end = p.indptr[col], p.indptr[col + 1]
-                acc[p.indices[start:end]] += p.data[start:end] * w
-            return acc, np.flatnonzero(acc), floor
         bounds = [self.term_max[col] * w for col, w in terms]
         seen = np.zeros(self.n_docs, dtype=bool)
         walked = 0
@@ -431,6 +427,28 @@ class SparseBM25Index:
             hit = postings[at] == touched
             acc[touched[hit]] += p.data[start + at[hit]] * w
         return acc, touched.astype(np.int64), floor
+
+    def _accumulate_small(self, weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray, float]:
+        """``_accumulate_pruned`` on a small corpus: walking every posting costs less than the pruning's
+        bookkeeping. Same terms, floor and term order (by decreasing bound) as the pruned walk, so every
+        document's score is the same sum; the cached spans spare numpy scalar reads per term."""
+        span, delta = self.span, self.delta
+        walk = []
+        floor = 0
+        for t, w in weights.items():
+            if w > 0:
+                found = span(t)
+                if found is not None:
+                    walk.append((found, w))
+                    floor += delta * found[2] * w
+        acc = np.zeros(self.n_docs, dtype=np.float64)
+        if not walk:
+            return acc, np.zeros(0, dtype=np.int64), floor
+        walk.sort(key=lambda sw: -sw[0][3] * sw[1])
+        indices, data = self._postings.indices, self._postings.data
+        for (start, end, _, _), w in walk:
+            acc[indices[start:end]] += data[start:end] * w
+        return acc, np.flatnonzero(acc), floor
 
     def _common_term_bits(self, col: int) -> _TermBits:
         """The bitset of a common term's postings, built on first use (bounded: few terms are common)."""
