@@ -33,6 +33,7 @@ from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex, entries_digest
+from knowledge.retrieval import segments
 from knowledge.retrieval.segments import (
     SegmentError,
     segment_exists,
@@ -75,7 +76,10 @@ def catalog_dense(catalog, entries=None, live=None) -> DenseIndex | None:
 
 
 def segment_key(digest: str, fingerprint: str) -> str:
-    return f"{digest}-{fingerprint}"
+    """The segment's directory name: content, settings, and the on-disk format, so that during a
+    rolling deploy the old and the new code each map their own segment instead of each finding the
+    other's unreadable and rebuilding it in turn."""
+    return f"{digest}-{fingerprint}-f{segments.FORMAT}"
 
 
 def shared_index_build(

@@ -123,7 +123,7 @@ class SparseBM25Index:
         self.k1 = k1
         self.b = b
         self.delta = delta
-        self._spans: dict[str, tuple[int, int, float] | None] = {}
+        self._spans: dict[str, tuple[int, int, float, float] | None] = {}
 
     # ------------------------------------------------------------------ build
 
@@ -212,21 +212,50 @@ class SparseBM25Index:
 
     @classmethod
     def _from_triplets(cls, vocabulary, term_ids, doc_ids, values, lengths, *, k1, b, delta):
-        """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort.
+        """CSC arrays from unique (term, doc, tf) triplets given in document order."""
+        return cls._from_parts(vocabulary, [(term_ids, doc_ids, values)], lengths, k1=k1, b=b, delta=delta)
+
+    @classmethod
+    def from_parts(cls, vocabulary, parts, lengths, *, k1=1.5, b=0.75, delta=1.0):
+        """Index triplets given as consecutive parts ``(term ids, doc ids, weighted frequencies)``, each in
+        document order, parts in document order. ``parts`` (a list) is emptied as it is read: each part is
+        freed once its postings are placed, so the triplets and the index are not both whole in memory."""
+        return cls._from_parts(vocabulary, parts, lengths, k1=k1, b=b, delta=delta)
+
+    @classmethod
+    def _from_parts(cls, vocabulary, parts, lengths, *, k1, b, delta):
+        """CSC arrays from unique (term, doc, tf) triplets, by a stable counting sort, part by part.
 
         Triplets arrive in document order, so a stable sort by term leaves each
-        term's postings sorted by document (binary searches rely on it). This
-        avoids scipy's COO→CSC copies, which tripled the build's peak memory.
+        term's postings sorted by document (binary searches rely on it): within
+        a part a stable argsort by term, across parts each term's next free slot.
+        This avoids scipy's COO→CSC copies, which tripled the build's peak memory,
+        and a sort of the whole triplet arrays at once.
         """
         n_docs = len(lengths)
         n_terms = len(vocabulary)
-        doc_freq = np.bincount(term_ids, minlength=n_terms).astype(np.int64)
+        doc_freq = np.zeros(n_terms, dtype=np.int64)
+        for term_ids, _, _ in parts:
+            doc_freq += np.bincount(term_ids, minlength=n_terms)
         indptr = np.zeros(n_terms + 1, dtype=np.int64)
         np.cumsum(doc_freq, out=indptr[1:])
-        order = np.argsort(term_ids, kind="stable")
-        indices = np.ascontiguousarray(doc_ids[order], dtype=np.int32)
-        tf = values[order]
-        del order
+        total = int(indptr[-1])
+        indices = np.empty(total, dtype=np.int32)
+        tf = np.empty(total, dtype=np.float64)
+        slot = indptr[:-1].copy()  # each term's next free posting
+        parts.reverse()  # consumed from the end: popping frees each part once placed
+        while parts:
+            term_ids, doc_ids, values = parts.pop()
+            order = np.argsort(term_ids, kind="stable")
+            terms = term_ids[order]
+            starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if terms.size else np.zeros(0, np.int64)
+            counts = np.diff(np.r_[starts, terms.size])
+            # rank of each triplet among its term's triplets in this part, plus that term's next free slot
+            dest = np.arange(terms.size, dtype=np.int64) - np.repeat(starts, counts) + slot[terms]
+            indices[dest] = doc_ids[order]
+            tf[dest] = values[order]
+            slot[terms[starts]] += counts
+            del term_ids, doc_ids, values, order, terms, dest
         idf = np.log((n_docs + 1) / np.maximum(doc_freq, 1)) if n_terms else np.zeros(0)
         avgdl = float(lengths.sum()) / n_docs if n_docs else 0.0
         if avgdl > 0:
@@ -291,8 +320,8 @@ class SparseBM25Index:
 
         return DocFreqView(self.vocabulary, self.doc_freq)
 
-    def span(self, term: str) -> tuple[int, int, float] | None:
-        """(start, end, idf) of a term's postings as plain Python numbers, or None when unknown.
+    def span(self, term: str) -> tuple[int, int, float, float] | None:
+        """(start, end, idf, best weight) of a term's postings as plain Python numbers, or None when unknown.
 
         Cached per term: the hot path asks the same few terms many times per
         question, and numpy scalar indexing costs more than the dict lookup.
@@ -304,7 +333,8 @@ class SparseBM25Index:
         col = self.vocabulary.get(term)
         found = None
         if col is not None:
-            found = (int(self._postings.indptr[col]), int(self._postings.indptr[col + 1]), float(self.idf_values[col]))
+            indptr = self._postings.indptr
+            found = (int(indptr[col]), int(indptr[col + 1]), float(self.idf_values[col]), float(self.term_max[col]))
             self._spans[term] = found  # known terms only: bounded by the vocabulary
         return found
 
@@ -345,6 +375,8 @@ class SparseBM25Index:
         document can enter the top k: the remaining terms are only looked up
         (binary search) for the documents already seen.
         """
+        if self.n_docs <= _SMALL_CORPUS:
+            return self._accumulate_small(weights)
         p = self._postings
         terms = [(self.vocabulary[t], w) for t, w in weights.items() if t in self.vocabulary and w > 0]
         floor = sum(self.delta * self.idf_values[col] * w for col, w in terms)
@@ -352,13 +384,6 @@ class SparseBM25Index:
         if not terms:
             return acc, np.zeros(0, dtype=np.int64), floor
         terms.sort(key=lambda cw: -self.term_max[cw[0]] * cw[1])
-        if self.n_docs <= _SMALL_CORPUS:
-            # A small corpus: walking every posting costs less than the pruning's bookkeeping.
-            # Same term order as below, so every document's score is the same sum.
-            for col, w in terms:
-                start, end = p.indptr[col], p.indptr[col + 1]
-                acc[p.indices[start:end]] += p.data[start:end] * w
-            return acc, np.flatnonzero(acc), floor
         bounds = [self.term_max[col] * w for col, w in terms]
         seen = np.zeros(self.n_docs, dtype=bool)
         walked = 0
@@ -402,6 +427,28 @@ class SparseBM25Index:
             hit = postings[at] == touched
             acc[touched[hit]] += p.data[start + at[hit]] * w
         return acc, touched.astype(np.int64), floor
+
+    def _accumulate_small(self, weights: dict[str, float]) -> tuple[np.ndarray, np.ndarray, float]:
+        """``_accumulate_pruned`` on a small corpus: walking every posting costs less than the pruning's
+        bookkeeping. Same terms, floor and term order (by decreasing bound) as the pruned walk, so every
+        document's score is the same sum; the cached spans spare numpy scalar reads per term."""
+        span, delta = self.span, self.delta
+        walk = []
+        floor = 0
+        for t, w in weights.items():
+            if w > 0:
+                found = span(t)
+                if found is not None:
+                    walk.append((found, w))
+                    floor += delta * found[2] * w
+        acc = np.zeros(self.n_docs, dtype=np.float64)
+        if not walk:
+            return acc, np.zeros(0, dtype=np.int64), floor
+        walk.sort(key=lambda sw: -sw[0][3] * sw[1])
+        indices, data = self._postings.indices, self._postings.data
+        for (start, end, _, _), w in walk:
+            acc[indices[start:end]] += data[start:end] * w
+        return acc, np.flatnonzero(acc), floor
 
     def _common_term_bits(self, col: int) -> _TermBits:
         """The bitset of a common term's postings, built on first use (bounded: few terms are common)."""

@@ -42,7 +42,7 @@ from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens
 from .index_tables import export_tables, import_tables
-from .postings import weighted_triplets
+from .postings import weighted_parts
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, PartQuery, route_part
 from .splitting import split_parts
@@ -115,8 +115,9 @@ class RouterIndex:
         self.version = version
         self.entries: list[EntryLike] = list(entries)
         if bm25 is None:
-            bm25 = SparseBM25Index.from_triplets(
-                *weighted_triplets(self.entries, self.config.field_weights),
+            # By parts: the batches' triplets are freed as their postings are placed (peak memory).
+            bm25 = SparseBM25Index.from_parts(
+                *weighted_parts(self.entries, self.config.field_weights),
                 k1=self.config.k1,
                 b=self.config.b,
                 delta=self.config.delta,
@@ -176,6 +177,8 @@ class RouterIndex:
         self.keyword_ids: Mapping[tuple[str, ...], int] = {}
         # Per entry: (keyword id, keyword as written).
         self.entry_keywords: Sequence[tuple[tuple[int, str], ...]] = []
+        # Per entry: where in ``e.keywords`` each of those is (what a segment stores instead of the text).
+        self.entry_keyword_positions: list[list[int]] = []
         self._exact_match_maps(kw_groups)
         # Keyword index: each distinct analyzed keyword → the entries carrying it,
         # reachable from its first term. A query touches only its own terms' keywords.
@@ -262,7 +265,8 @@ class RouterIndex:
             for sid in e.semantic_ids:
                 self.semantic.setdefault(sid.lower(), []).append(i)
             analyzed_keywords = []
-            for kw in e.keywords:
+            kept_at = []
+            for j, kw in enumerate(e.keywords):
                 kw_terms = analyzed.get(kw)
                 if kw_terms is None:
                     kw_terms = analyzed[kw] = tuple(dict.fromkeys(analyze(kw)))
@@ -270,7 +274,9 @@ class RouterIndex:
                     kw_groups.setdefault(kw_terms, []).append(i)
                     # By a small int id: the hot path compares ids, not tuples of strings.
                     analyzed_keywords.append((self.keyword_ids.setdefault(kw_terms, len(self.keyword_ids)), kw))
+                    kept_at.append(j)
             self.entry_keywords.append(tuple(analyzed_keywords))
+            self.entry_keyword_positions.append(kept_at)
 
     def body_tokens(self, i: int) -> int:
         cached = self._body_tokens.get(i)

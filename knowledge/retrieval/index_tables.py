@@ -178,6 +178,17 @@ def _str_rows(mapping: Mapping[str, Sequence[int]]) -> tuple[StrTable, Ragged]:
     return StrTable.build(list(mapping)), Ragged.build(mapping.values())
 
 
+def _kept_positions(keywords: Sequence[str], analyzed: Sequence[tuple[int, str]]) -> list[int]:
+    """Where each kept keyword (in the entry's order) is in ``keywords``."""
+    positions, j = [], 0
+    for _, kw in analyzed:
+        while keywords[j] != kw:
+            j += 1
+        positions.append(j)
+        j += 1
+    return positions
+
+
 def export_tables(index) -> dict[str, StrTable | Ragged]:
     """The arrays of ``index``'s per-entry tables (built from its entries, in memory)."""
     n = len(index.entries)
@@ -205,18 +216,11 @@ def export_tables(index) -> dict[str, StrTable | Ragged]:
     out["keywords.heads.rows"] = Ragged.build(
         [index.keyword_ids[t] for t in groups] for groups in index.keywords_by_rarest.values()
     )
-    ids_rows, position_rows = [], []
-    for e, analyzed in zip(index.entries, index.entry_keywords):
-        ids_rows.append([kw_id for kw_id, _ in analyzed])
-        positions, j = [], 0
-        for _, kw in analyzed:  # the keywords kept, in the entry's order: find each one's position
-            while e.keywords[j] != kw:
-                j += 1
-            positions.append(j)
-            j += 1
-        position_rows.append(positions)
-    out["entry_keywords.ids"] = Ragged.build(ids_rows)
-    out["entry_keywords.positions"] = Ragged.build(position_rows)
+    out["entry_keywords.ids"] = Ragged.build([kw_id for kw_id, _ in analyzed] for analyzed in index.entry_keywords)
+    positions = getattr(index, "entry_keyword_positions", None)  # recorded by an in-memory build
+    if positions is None:
+        positions = [_kept_positions(e.keywords, analyzed) for e, analyzed in zip(index.entries, index.entry_keywords)]
+    out["entry_keywords.positions"] = Ragged.build(positions)
     out["links"] = Ragged.build(index.links.get(i, ()) for i in range(n))
     link_ids: dict[str, int] = {}
     out["link_keys.rows"] = Ragged.build(
@@ -231,8 +235,38 @@ def export_tables(index) -> dict[str, StrTable | Ragged]:
     return out
 
 
+# The tables ``export_tables`` writes and ``import_tables`` reads.
+TABLE_NAMES = frozenset(
+    {
+        "position",
+        "id_keys",
+        "semantic.keys",
+        "semantic.rows",
+        "keywords.keys",
+        "keywords.state",
+        "keywords.carriers",
+        "keywords.heads.keys",
+        "keywords.heads.rows",
+        "entry_keywords.ids",
+        "entry_keywords.positions",
+        "links",
+        "link_keys.rows",
+        "link_keys.keys",
+        "typos.keys",
+        "typos.rows",
+    }
+)
+
+
 def import_tables(tables: Mapping[str, object], entries: Sequence, vocabulary: StrTable) -> dict[str, object]:
-    """``RouterIndex`` attributes (views) over mapped ``tables`` (``segments.segment_tables``)."""
+    """``RouterIndex`` attributes (views) over mapped ``tables`` (``segments.segment_tables``).
+
+    A segment written by code that stored another set of tables (same format number) is refused
+    with ``ValueError``, which the index store treats as an unreadable segment: rebuilt, not a crash.
+    """
+    missing = TABLE_NAMES.difference(tables)
+    if missing:
+        raise ValueError(f"segment tables missing: {', '.join(sorted(missing))}")
     keyword_keys = tables["keywords.keys"]
     state = tables["keywords.state"]
     carriers = tables["keywords.carriers"]

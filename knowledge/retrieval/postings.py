@@ -51,6 +51,17 @@ def _field_texts(e: EntryLike, name: str) -> Sequence[str]:
     return getattr(e, "search_terms", ())
 
 
+class _Chunks(dict):
+    """chunk → id; a chunk met for the first time is analyzed and registered (in order of appearance)."""
+
+    def __init__(self, table: _TermTable):
+        super().__init__()
+        self.table = table
+
+    def __missing__(self, chunk: str) -> int:
+        return self.table._register(chunk)
+
+
 class _TermTable:
     """Texts → chunk ids; chunk → term ids; term → id.
 
@@ -63,31 +74,25 @@ class _TermTable:
 
     def __init__(self):
         self.vocabulary: dict[str, int] = {}
-        self.chunks: dict[str, int] = {}
+        self.chunks = _Chunks(self)
         self.chunk_ptr = array("q", [0])
         self.chunk_terms = array("i")
 
     def _term_id(self, term: str) -> int:
         return self.vocabulary.setdefault(term, len(self.vocabulary))
 
-    def _register(self, chunk: str) -> None:
-        self.chunks[chunk] = len(self.chunks)
+    def _register(self, chunk: str) -> int:
+        chunk_id = self.chunks[chunk] = len(self.chunks)
         self.chunk_terms.extend(self._term_id(t) for t in analyze(chunk))
         self.chunk_ptr.append(len(self.chunk_terms))
+        return chunk_id
 
     def texts_chunks(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
         """Chunk ids of every text in order, and how many each text has (C-level work per token)."""
         splits = [text.split() for text in texts]
         lens = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
-        flat = list(chain.from_iterable(splits))
-        lookup = self.chunks
-        try:
-            ids = list(map(lookup.__getitem__, flat))
-        except KeyError:
-            for chunk in dict.fromkeys(flat):  # distinct, in order of appearance
-                if chunk not in lookup:
-                    self._register(chunk)
-            ids = list(map(lookup.__getitem__, flat))
+        # One pass: a chunk not seen before is registered by ``_Chunks.__missing__`` as the map meets it.
+        ids = list(map(self.chunks.__getitem__, chain.from_iterable(splits)))
         return np.array(ids, dtype=np.int64), lens
 
     def identifier_term_ids(self, text: str, ids: array) -> int:
@@ -113,6 +118,29 @@ def _np(values: array, dtype) -> np.ndarray:
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
 
 
+def weighted_parts(
+    entries: Sequence[EntryLike], field_weights: Mapping[str, float]
+) -> tuple[dict[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
+    """(vocabulary, parts, doc lengths) of a catalog: ``weighted_triplets`` per batch of entries, not joined.
+
+    Each part is ``(term ids, doc ids, weighted frequencies)`` of one batch, in
+    document order (within a document, by term id), one per (term, document)
+    with a positive weighted frequency; ``SparseBM25Index.from_parts`` reads them.
+    """
+    table = _TermTable()
+    parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
+    lengths = np.zeros(len(entries), dtype=np.float64)
+    weights = [(name, float(field_weights.get(name, 1.0))) for name in FIELDS]
+    for start in range(0, len(entries), CHUNK_ENTRIES):
+        chunk = entries[start : start + CHUNK_ENTRIES]
+        terms, docs, values = _chunk_triplets(table, chunk, weights)
+        if values.size:
+            lengths[start : start + len(chunk)] += np.bincount(docs, weights=values, minlength=len(chunk))
+            docs += start
+            parts.append((terms, docs, values))
+    return table.vocabulary, parts, lengths
+
+
 def weighted_triplets(
     entries: Sequence[EntryLike], field_weights: Mapping[str, float]
 ) -> tuple[dict[str, int], np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
@@ -121,28 +149,15 @@ def weighted_triplets(
     Triplets come in document order (within a document, by term id), one per
     (term, document) with a positive weighted frequency.
     """
-    table = _TermTable()
-    out_terms: list[np.ndarray] = []
-    out_docs: list[np.ndarray] = []
-    out_values: list[np.ndarray] = []
-    lengths = np.zeros(len(entries), dtype=np.float64)
-    weights = [(name, float(field_weights.get(name, 1.0))) for name in FIELDS]
-    for start in range(0, len(entries), CHUNK_ENTRIES):
-        chunk = entries[start : start + CHUNK_ENTRIES]
-        terms, docs, values = _chunk_triplets(table, chunk, weights)
-        if values.size:
-            lengths[start : start + len(chunk)] += np.bincount(docs, weights=values, minlength=len(chunk))
-            out_terms.append(terms)
-            out_docs.append(docs + start)
-            out_values.append(values)
-    if not out_terms:
+    vocabulary, parts, lengths = weighted_parts(entries, field_weights)
+    if not parts:
         empty_i = np.zeros(0, dtype=np.int32)
-        return table.vocabulary, empty_i, empty_i.copy(), np.zeros(0), lengths
+        return vocabulary, empty_i, empty_i.copy(), np.zeros(0), lengths
     return (
-        table.vocabulary,
-        np.concatenate(out_terms).astype(np.int32, copy=False),
-        np.concatenate(out_docs).astype(np.int32, copy=False),
-        np.concatenate(out_values),
+        vocabulary,
+        np.concatenate([terms for terms, _, _ in parts]).astype(np.int32, copy=False),
+        np.concatenate([docs for _, docs, _ in parts]).astype(np.int32, copy=False),
+        np.concatenate([values for _, _, values in parts]),
         lengths,
     )
 

@@ -1,7 +1,8 @@
 """The BM25 part of a router index on disk, memory-mapped by every process.
 
 One directory per segment key (catalog content digest + router settings
-fingerprint) under the index directory::
+fingerprint + this module's ``FORMAT``, ``index_store.segment_key``) under the
+index directory::
 
     <dir>/<key>/meta.json        format, N, k1, b, δ, avgdl, vocabulary size, the tables stored
     <dir>/<key>/vocab.*.npy      the vocabulary (``tables.StrTable``: term → term id)

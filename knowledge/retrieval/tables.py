@@ -62,10 +62,10 @@ class StrTable(Mapping):
         offsets = np.zeros(len(encoded) + 1, dtype=np.int64)
         np.cumsum(np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded)), out=offsets[1:])
         blob = np.frombuffer(b"".join(encoded), dtype=np.uint8) if encoded else np.zeros(0, dtype=np.uint8)
-        hashes = np.fromiter(
-            (int.from_bytes(hashlib.blake2b(k, digest_size=8).digest(), "little") for k in encoded),
-            dtype=np.uint64,
-            count=len(encoded),
+        # The digests joined and read as little-endian uint64: the values ``_hash`` computes, without an int per key.
+        blake2b = hashlib.blake2b
+        hashes = np.frombuffer(b"".join([blake2b(k, digest_size=8).digest() for k in encoded]), dtype="<u8").astype(
+            np.uint64
         )
         order = np.argsort(hashes, kind="stable").astype(np.int32)
         return cls(

@@ -158,3 +158,29 @@ def test_pruned_top_k_with_common_terms_scores_exactly_like_the_full_walk(monkey
         # The same documents, except which of several tied at the cut are kept (argpartition's choice).
         cut = full[-1][1]
         assert [d for d, s in got if s != cut] == [d for d, s in full if s != cut]
+
+
+def test_postings_placed_batch_by_batch_are_bit_identical_to_one_sort_of_every_triplet(monkeypatch):
+    from knowledge.offline_catalog import load_package_folder
+    from knowledge.retrieval import postings
+    from knowledge.retrieval.entries import DEFAULT_FIELD_WEIGHTS
+
+    entries = load_package_folder(postings_catalog())
+    monkeypatch.setattr(postings, "CHUNK_ENTRIES", 3)  # many small batches, terms spread over them
+    vocabulary, parts, lengths = postings.weighted_parts(entries, DEFAULT_FIELD_WEIGHTS)
+    assert len(parts) > 3
+    whole = SparseBM25Index.from_triplets(*postings.weighted_triplets(entries, DEFAULT_FIELD_WEIGHTS))
+    by_parts = SparseBM25Index.from_parts(vocabulary, parts, lengths)
+    assert parts == []  # each batch is let go once its postings are placed
+    for name in ("indptr", "indices", "data"):
+        a, b = getattr(whole._postings, name), getattr(by_parts._postings, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    for name in ("idf_values", "doc_freq", "term_max", "lengths", "tf"):
+        a, b = getattr(whole, name), getattr(by_parts, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+
+
+def postings_catalog():
+    from pathlib import Path
+
+    return Path(__file__).resolve().parents[3] / "knowledge" / "catalog"

@@ -174,3 +174,10 @@ def test_a_delta_redoes_only_the_link_lists_an_edit_touches_and_they_equal_a_ful
         index.entries[i].package_id: [index.entries[j].package_id for j in js] for i, js in index.links.items()
     }
     assert as_ids(merged) == as_ids(fresh)
+
+
+def test_the_tables_a_segment_must_hold_are_the_ones_the_build_exports():
+    from knowledge.retrieval.index_tables import TABLE_NAMES
+
+    index = RouterIndex(load_package_folder(ROOT / "knowledge" / "catalog"))
+    assert set(index.shared_tables()) == TABLE_NAMES

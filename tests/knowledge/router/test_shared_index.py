@@ -18,6 +18,7 @@ from django.db import connection
 from knowledge import index_store
 from knowledge.catalog import get_active_catalog
 from knowledge.models import Package
+from knowledge.retrieval import segments
 from knowledge.retrieval.index import RouterIndex, entries_digest
 from knowledge.retrieval.segments import segment_lock, segment_write
 from knowledge.routing_service import RouterIndexHolder, _config_fingerprint, router_config
@@ -240,6 +241,39 @@ def test_an_unreadable_segment_is_written_anew(catalog, shared):
     assert isinstance(second.bm25._postings.data, np.memmap)
     assert json.loads(meta.read_text())["format"] != 0
     assert _ranked(second) == _ranked(first)
+
+
+def test_a_segment_missing_a_table_this_code_reads_is_written_anew(catalog, shared):
+    first, _ = RouterIndexHolder().get()
+    (segment,) = _segments(shared)
+    meta = shared / segment / "meta.json"
+    stored = json.loads(meta.read_text())
+    del stored["tables"]["typos.keys"]  # written by a version of the same format that stored fewer tables
+    meta.write_text(json.dumps(stored))
+    second, _ = RouterIndexHolder().get()  # was: KeyError on every question until var/index was cleared
+    assert isinstance(second.bm25._postings.data, np.memmap)
+    assert "typos.keys" in json.loads(meta.read_text())["tables"]
+    assert _ranked(second) == _ranked(first)
+
+
+def test_each_segment_format_has_its_own_directory_so_two_code_versions_do_not_rebuild_each_other(
+    catalog, shared, monkeypatch
+):
+    RouterIndexHolder().get()
+    (old,) = _segments(shared)
+    monkeypatch.setattr(segments, "FORMAT", segments.FORMAT + 1)  # the new code, mid rolling deploy
+    RouterIndexHolder().get()
+    assert len(_segments(shared)) == 2 and old in _segments(shared)
+    monkeypatch.setattr(segments, "FORMAT", segments.FORMAT - 1)  # a process still on the old code
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("each version maps its own segment: nobody rebuilds")
+
+    monkeypatch.setattr(index_store, "segment_write", no_write)
+    again, _ = RouterIndexHolder().get()
+    assert (
+        isinstance(again.bm25._postings.data, np.memmap) and Path(again.bm25._postings.data.filename).parent.name == old
+    )
 
 
 def test_an_unusable_index_directory_falls_back_to_an_index_in_memory(catalog, settings, tmp_path):
