@@ -20,7 +20,7 @@ from concurrent.futures import TimeoutError as FutureTimeout
 import redis
 from django.conf import settings
 from django.core.cache import caches
-from django.db import connections
+from django.db import connections, transaction
 from django.http import JsonResponse
 from django.views.decorators.http import require_GET
 from kombu import Connection
@@ -44,12 +44,14 @@ def healthz(request):
 def _check_database() -> str:
     # Runs on a pool thread: its own connection, closed afterwards. The server
     # enforces the timeout too, so a query stuck on a lock cannot outlive it.
+    # The timeout is local to the probe's transaction: close() gives a pooled connection back to
+    # the pool, and a session-level timeout would stay on it for whatever request takes it next.
     connection = connections["default"]
     try:
-        with connection.cursor() as cursor:
+        with transaction.atomic(using="default"), connection.cursor() as cursor:
             if connection.vendor == "postgresql":
                 # set_config, not SET: a bound parameter (server-side binding) cannot stand in SET.
-                cursor.execute("SELECT set_config('statement_timeout', %s, false)", [str(int(_timeout() * 1000))])
+                cursor.execute("SELECT set_config('statement_timeout', %s, true)", [str(int(_timeout() * 1000))])
             cursor.execute("SELECT 1")
             cursor.fetchone()
     finally:

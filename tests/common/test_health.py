@@ -45,3 +45,22 @@ def test_readyz_reports_an_unreachable_database_with_503(client, monkeypatch):
     assert body["checks"] == {"database": "unavailable", "cache": "ok", "broker": "ok"}
     assert body["error"]["details"]["failed"] == ["database"]
     assert body["error"]["message"] == "Unavailable: database."
+
+
+@pytest.mark.django_db(transaction=True)
+def test_the_database_probe_leaves_no_statement_timeout_on_its_connection(monkeypatch):
+    # With the connection pool, close() hands the connection back to the pool: a session-level
+    # timeout set by the probe would stay on it for whatever request takes it next.
+    from django.db import connections
+
+    from common import health
+
+    connection = connections["default"]
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        before = cursor.fetchone()[0]
+    monkeypatch.setattr(connection, "close", lambda: None)  # as the pool keeps it open
+    assert health._check_database() == "ok"
+    with connection.cursor() as cursor:
+        cursor.execute("SHOW statement_timeout")
+        assert cursor.fetchone()[0] == before
