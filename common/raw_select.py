@@ -129,13 +129,16 @@ def insert(instance, alias: str = DEFAULT_DB_ALIAS, *, along: tuple[str, list] |
     ``along``: an ``UPDATE`` (SQL, parameters) that must change exactly one row, written in the
     same statement on PostgreSQL (a data-modifying ``WITH``: one round trip, not two) and run
     before the INSERT elsewhere; ``DatabaseError`` if it changed no row or several (inside the
-    caller's transaction, which then leaves nothing behind).
+    caller's transaction, which then leaves nothing behind; refused outside a transaction).
     """
     model = type(instance)
     meta = model._meta
     connection = connections[alias]
     fields = [f for f in meta.concrete_fields if f is not meta.pk]
     sql = _insert_statement(meta, fields)
+    if along is not None and connection.get_autocommit():
+        # In autocommit the INSERT would be committed before a failed UPDATE is noticed.
+        raise TransactionManagementError("an INSERT along an UPDATE must run inside a transaction.")
     values = [f.get_db_prep_save(f.pre_save(instance, True), connection) for f in fields]
     with connection.cursor() as cursor:
         if along is None:

@@ -186,3 +186,18 @@ def test_an_insert_along_an_update_of_no_row_fails_and_leaves_nothing(chat_sessi
     with pytest.raises(DatabaseError, match="expected one row, 0 changed"), transaction.atomic():
         insert(Message(session=chat_session, role="assistant", text="Oi", status="answered"), along=along)
     assert Message.objects.count() == before
+
+
+@pytest.mark.django_db(transaction=True)
+def test_an_insert_along_an_update_is_refused_outside_a_transaction(chat_session):
+    # In autocommit the INSERT would be committed before the UPDATE's row count is checked.
+    from django.db.transaction import TransactionManagementError
+
+    from conversations.models import Message
+    from common.raw_select import insert
+
+    before = Message.objects.count()
+    along = ('UPDATE "conversations_message" SET "status" = %s WHERE "id" = %s', ["processed", 10**9])
+    with pytest.raises(TransactionManagementError):
+        insert(Message(session=chat_session, role="assistant", text="Oi", status="answered"), along=along)
+    assert Message.objects.count() == before
