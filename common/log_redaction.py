@@ -15,7 +15,9 @@ import traceback
 REDACTED = "[message redacted]"
 
 
-def _format_exception_chain(exc: BaseException) -> str:
+def redacted_traceback(exc: BaseException) -> str:
+    """The exception's traceback (its chain too) with every frame and type but no message: for a log
+    line that must show where a failure happened, whatever handler (with this filter or not) gets it."""
     chain: list[BaseException] = []
     seen: set[int] = set()
     current: BaseException | None = exc
@@ -42,7 +44,7 @@ class RedactingFilter(logging.Filter):
             record.args = (duration * 1000, getattr(record, "alias", "default"))
             record.sql = record.params = None
         if record.exc_info and record.exc_info[1] is not None:
-            record.exc_text = _format_exception_chain(record.exc_info[1])
+            record.exc_text = redacted_traceback(record.exc_info[1])
             record.exc_info = None
         elif record.exc_text and not record.exc_text.endswith(REDACTED):
             # Already formatted elsewhere (e.g. a record from another process): keep the frames only.

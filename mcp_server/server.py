@@ -20,6 +20,7 @@ from mcp.server import Server
 from mcp.shared.exceptions import MCPError
 
 from common.exceptions import ApplicationError
+from common.log_redaction import redacted_traceback
 from mcp_server import services
 
 logger = logging.getLogger("mcp_server")
@@ -209,7 +210,11 @@ async def _call_tool(ctx, params: types.CallToolRequestParams) -> types.CallTool
     except MCPError:
         raise
     except Exception as exc:  # noqa: BLE001 - the boundary: the SDK would send the exception's text to the client
-        logger.error("mcp tool failed tool=%s error=%s", params.name, exc.__class__.__name__)
+        # The stack, not exc_info: the exception's text may quote the tool's arguments, and a handler
+        # without common.log_redaction's filter (a test's, an error tracker's) would print it.
+        logger.error(
+            "mcp tool failed tool=%s error=%s\n%s", params.name, exc.__class__.__name__, redacted_traceback(exc)
+        )
         return _tool_error("INTERNAL_ERROR", "An unexpected error occurred.", {})
     structured = json.loads(_dumps(body))
     content = [types.TextContent(text=_summary(params.name, structured))]

@@ -102,3 +102,24 @@ def test_an_unexpected_tool_failure_is_an_internal_error_without_its_text(mcp, c
     assert result["isError"] is True and result["structuredContent"]["error"]["code"] == "INTERNAL_ERROR"
     assert "secret" not in response.content.decode()
     assert not Session.objects.exists()
+
+
+def test_an_unexpected_tool_failure_logs_its_stack_without_its_text(mcp, catalog, monkeypatch, caplog):
+    from mcp_server import services
+
+    def broken(**kwargs):
+        detail = f"failed on {kwargs['message']}"  # the stack shows this source line: the text stays out of it
+        raise RuntimeError(detail)
+
+    monkeypatch.setattr(services, "tool_route_context", broken)
+    with caplog.at_level("ERROR", logger="mcp_server"):
+        mcp(_tool("route_context", message="prazo do cliente Ana, CPF 123.456.789-09"))
+    (record,) = [r for r in caplog.records if r.name == "mcp_server" and r.levelname == "ERROR"]
+    logged = record.getMessage()
+    # Where it failed: the frames down to the raising function, and the exception's type.
+    assert logged.startswith("mcp tool failed tool=route_context error=RuntimeError\nTraceback (most recent call last):")
+    assert "in broken" in logged and "in _run_tool" in logged
+    assert logged.endswith("builtins.RuntimeError: [message redacted]")
+    # Not what it said: neither the exception's text nor the tool's arguments, on any handler.
+    assert record.exc_info is None and record.exc_text is None
+    assert "CPF" not in logged and "Ana" not in logged and "123.456" not in caplog.text
