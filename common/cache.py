@@ -16,6 +16,7 @@ import time
 
 from django.core.cache.backends.locmem import LocMemCache
 from django.core.cache.backends.redis import RedisCache, RedisCacheClient
+from django.utils.connection import ConnectionProxy
 from redis.exceptions import RedisError
 
 logger = logging.getLogger(__name__)
@@ -128,9 +129,75 @@ class FailOpenRedisCache(RedisCache):
 
         return window_counts(self._fallback, key, previous_key, timeout)
 
+    def list_append(self, key: str, value: str, *, keep: int, timeout: int) -> None:
+        """Append ``value`` to the list at ``key``, keep its last ``keep`` items and restart its expiry:
+        one round trip, atomic (MULTI/EXEC), so two processes appending at once both land."""
+        if self.redis_available:
+            try:
+                made = self.make_and_validate_key(key)
+                pipe = self._cache.get_client(made, write=True).pipeline(transaction=True)
+                pipe.rpush(made, value)
+                pipe.ltrim(made, -keep, -1)
+                pipe.expire(made, timeout)
+                pipe.execute()
+            except RedisError as exc:
+                self._open(exc)
+            else:
+                return
+        local_list_append(self._fallback, key, value, keep=keep, timeout=timeout)
+
+    def list_items(self, key: str) -> list[str]:
+        """The list ``list_append`` keeps at ``key``, oldest first (empty when there is none)."""
+        if self.redis_available:
+            try:
+                made = self.make_and_validate_key(key)
+                items = self._cache.get_client(made).lrange(made, 0, -1)
+            except RedisError as exc:
+                self._open(exc)
+            else:
+                return [item.decode() for item in items]
+        return self._fallback.get(key) or []
+
     def ping(self) -> None:
         """Raise unless Redis answers now (readiness probe; ignores the circuit)."""
         self._cache.get_client(write=False).ping()
+
+
+# A local-memory cache lives in this process only: a lock here makes its read-modify-write atomic.
+_LOCAL_LIST_LOCK = threading.Lock()
+
+
+def local_list_append(cache, key: str, value: str, *, keep: int, timeout: int) -> None:
+    """``FailOpenRedisCache.list_append`` for a cache of this process (local memory, the fallback)."""
+    with _LOCAL_LIST_LOCK:
+        items = [*(cache.get(key) or []), value][-keep:]
+        cache.set(key, items, timeout=timeout)
+
+
+def _backend(cache):
+    # django.core.cache.cache is a proxy to this thread's default cache: the backend behind it.
+    return cache._connections[cache._alias] if isinstance(cache, ConnectionProxy) else cache
+
+
+def list_append(cache, key: str, value: str, *, keep: int, timeout: int) -> None:
+    """Append to a bounded list in ``cache`` without losing a concurrent append: Redis's own list
+    (``FailOpenRedisCache.list_append``) or, for local memory, under this process's lock. Any other
+    backend is refused: a get-then-set on a shared cache would lose one of two concurrent appends."""
+    backend = _backend(cache)
+    if isinstance(backend, FailOpenRedisCache):
+        backend.list_append(key, value, keep=keep, timeout=timeout)
+    elif isinstance(backend, LocMemCache):
+        local_list_append(backend, key, value, keep=keep, timeout=timeout)
+    else:
+        raise TypeError(f"{type(backend).__name__} has no atomic list append")
+
+
+def list_items(cache, key: str) -> list[str]:
+    """The list ``list_append`` keeps at ``key``, oldest first."""
+    backend = _backend(cache)
+    if isinstance(backend, FailOpenRedisCache):
+        return backend.list_items(key)
+    return backend.get(key) or []
 
 
 def _guarded(name):

@@ -21,6 +21,7 @@ everything again; an unlabelled vector of the old model's size is that model's (
 
 from __future__ import annotations
 
+import json
 import logging
 import threading
 import time
@@ -34,13 +35,16 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
+from common.cache import list_append, list_items
 from common.text import embeddings
 from knowledge.models import FeedbackState, FetchFeedback
 
 logger = logging.getLogger(__name__)
 
 FEEDBACK_VERSION_KEY = "knowledge:feedback:version"
-SESSION_KEY_PREFIX = "knowledge:session-routes:"
+# v2: a list of JSON routes (appended atomically); v1 held one pickled list, which a process still on
+# the old code would read with GET (a type error on a list): the new name keeps the two apart.
+SESSION_KEY_PREFIX = "knowledge:session-routes:v2:"
 SESSION_TTL_SECONDS = 3600
 SESSION_MAX_ROUTES = 5
 # A snapshot older than this is reloaded even if the cache lost the version counter.
@@ -159,28 +163,21 @@ def _session_cache_key(session_key: str, tenant_id) -> str:
     return f"{SESSION_KEY_PREFIX}{tenant_id or 0}:{session_key}"
 
 
-def session_routes_key(*, session_key: str, tenant_id) -> str:
-    """The cache key of a session's last routes (a caller may read it with other keys at once)."""
-    return _session_cache_key(session_key, tenant_id)
-
-
-def session_routes_remember(
-    *, session_key: str, tenant_id, listed_ids: list[str], query: str, earlier: list[dict] | None = None
-) -> None:
-    """Keep the last routes of a session, so a later fetch can be attributed. ``earlier``: the
-    routes already stored, when the caller read them (``session_routes_key``) in a round trip it
-    made anyway; else they are read here."""
+def session_routes_remember(*, session_key: str, tenant_id, listed_ids: list[str], query: str) -> None:
+    """Keep the last routes of a session, so a later fetch can be attributed. An append to a list
+    in the cache (one round trip, atomic): two routes of one session at once (two turns, a turn and
+    a ``/context`` call) are both kept; a read-then-write of the whole list lost one of them."""
     if not session_key:
         return
-    cache_key = _session_cache_key(session_key, tenant_id)
-    routes = list(earlier) if earlier is not None else cache.get(cache_key) or []
-    routes.append({"query": query, "listed": listed_ids})
-    cache.set(cache_key, routes[-SESSION_MAX_ROUTES:], timeout=SESSION_TTL_SECONDS)
+    route = json.dumps({"query": query, "listed": list(listed_ids)}, ensure_ascii=False)
+    list_append(
+        cache, _session_cache_key(session_key, tenant_id), route, keep=SESSION_MAX_ROUTES, timeout=SESSION_TTL_SECONDS
+    )
 
 
 def session_routes(*, session_key: str, tenant_id) -> list[dict]:
     """The session's last routes, oldest first: {"query", "listed"}."""
-    return cache.get(_session_cache_key(session_key, tenant_id)) or []
+    return [json.loads(item) for item in list_items(cache, _session_cache_key(session_key, tenant_id))]
 
 
 # ------------------------------------------------------------------- reads

@@ -36,7 +36,6 @@ from knowledge.feedback import (
     fetch_feedback_rows_record,
     related_feedback_weights,
     session_routes,
-    session_routes_key,
     session_routes_remember,
 )
 from knowledge.index_store import catalog_dense, delta_index, shared_index_build
@@ -299,9 +298,8 @@ def route_context(
     started = time.perf_counter()
     ctx = SemanticContext.coerce(semantic_context)
     tenant_id = getattr(tenant, "pk", tenant)
-    # One round trip: the versions the route depends on, and the session's routes remembered so far.
-    remembered_key = session_routes_key(session_key=session_key, tenant_id=tenant_id) if session_key else None
-    shared = cache.get_many([FEEDBACK_VERSION_KEY, ROUTER_GENERATION_KEY, *([remembered_key] if session_key else [])])
+    # One round trip: the versions the route depends on.
+    shared = cache.get_many([FEEDBACK_VERSION_KEY, ROUTER_GENERATION_KEY])
     index, fingerprint = index_holder.get(generation=int(shared.get(ROUTER_GENERATION_KEY) or 0))
     fb_version = int(shared.get(FEEDBACK_VERSION_KEY) or 0)
     key = _cache_key(
@@ -352,7 +350,6 @@ def route_context(
             tenant_id=tenant_id,
             listed_ids=result.listed_ids,
             query=message,
-            earlier=shared.get(remembered_key) or [],
         )
     total = (time.perf_counter() - started) * 1000
     result.timings_ms = {**result.timings_ms, "cached": 1.0 if cached else 0.0, "service_total": round(total, 3)}

@@ -1,5 +1,6 @@
 """Fetch feedback: an entry fetched after being listed arrives in full next time; it decays."""
 
+import uuid
 from datetime import timedelta
 
 import pytest
@@ -105,3 +106,34 @@ def test_feedback_is_visible_in_the_admin(listed_entry, client, curator, django_
     page = client.get("/admin/knowledge/fetchfeedback/")
     assert page.status_code == 200
     assert listed_entry in page.content.decode() and "1.00" in page.content.decode()
+
+
+def test_two_interleaved_routes_of_one_session_are_both_remembered(catalog, monkeypatch):
+    from knowledge import routing_service
+    from knowledge.feedback import session_routes
+
+    session_key = f"sess-{uuid.uuid4().hex}"
+    real_get = routing_service.index_holder.get
+
+    def get_while_another_route_runs(*args, **kwargs):
+        # Another turn of the same session routes while this one is between its cache read and write.
+        monkeypatch.setattr(routing_service.index_holder, "get", real_get)
+        route_context(message="Qual o prazo de entrega?", session_key=session_key)
+        return real_get(*args, **kwargs)
+
+    monkeypatch.setattr(routing_service.index_holder, "get", get_while_another_route_runs)
+    route_context(message=QUESTION, session_key=session_key)
+    routes = session_routes(session_key=session_key, tenant_id=None)
+    assert [r["query"] for r in routes] == ["Qual o prazo de entrega?", QUESTION]
+
+
+def test_a_route_in_a_session_costs_three_redis_round_trips(catalog, monkeypatch):
+    from redis.connection import Connection
+
+    route_context(message=QUESTION)  # the route is cached: what follows is a turn's usual case
+    sent = []
+    real = Connection.send_packed_command
+    monkeypatch.setattr(Connection, "send_packed_command", lambda self, *a, **k: sent.append(1) or real(self, *a, **k))
+    route_context(message=QUESTION, session_key=f"sess-{uuid.uuid4().hex}")
+    # the feedback version and router generation (one MGET), the cached route, the session's append
+    assert len(sent) == 3
