@@ -132,8 +132,26 @@ def _differs_from_bundled(package: Package) -> bool:
     }
 
 
-@transaction.atomic
-def catalog_reload_everywhere() -> int:
+# Rows stamped per transaction by catalog_reload_everywhere: package edits wait for one batch
+# (about 1,000 single-row updates, tens of milliseconds), not for the whole catalog.
+RELOAD_EVERYWHERE_BATCH = 1000
+
+
+def _stamp_batch(queryset, *, after_pk: int, batch_size: int) -> list[int]:
+    """Move the stamp of the next ``batch_size`` rows of ``queryset`` past ``after_pk`` (by pk), in a
+    transaction of its own under the catalog lock; the pks stamped (empty when none were left).
+
+    Under the lock like every catalog write: the bundled sync locks every package row after taking
+    it, so a batch that locked its rows first could deadlock with it."""
+    with transaction.atomic():
+        _lock_catalog()
+        pks = list(queryset.filter(pk__gt=after_pk).order_by("pk").values_list("pk", flat=True)[:batch_size])
+        if pks:
+            queryset.filter(pk__in=pks).update(updated_at=Now())
+    return pks
+
+
+def catalog_reload_everywhere(*, batch_size: int = RELOAD_EVERYWHERE_BATCH) -> int:
     """Every process reads the whole catalog again on its next request (``manage.py reindex``).
 
     For edits made around the services and the ORM (raw SQL, a restored table): they moved no row
@@ -141,11 +159,29 @@ def catalog_reload_everywhere() -> int:
     every package's stamp makes each process's next reload read every row (a full load past
     ``RELOAD_MAX_SHARE``), and the accepted search terms' stamps move their fingerprint. Returns the
     number of packages stamped.
+
+    In batches of ``batch_size`` rows, each its own transaction: the catalog lock is released
+    between batches (at 100,000 packages one transaction held it, and every edit, for seconds).
+    Safe because a stamp is not content: no batch changes what any row says. The version moves
+    last, in its own transaction, and readers reload only when the version moves, so between
+    batches every process keeps the catalog it had. A process that reloads in between (a
+    concurrent edit moved the version) reads the stamped rows as changed, that is, their current
+    content, which already holds the raw edit the reindex is for; the rows not yet stamped are
+    read again after the final bump. Inside a caller's transaction the batches are savepoints and
+    the lock is held to its end, as before.
     """
-    state = _lock_catalog()
-    stamped = Package.objects.update(updated_at=Now())
-    RevisionSearchTerms.objects.filter(status=RevisionSearchTerms.Status.ACCEPTED).update(updated_at=Now())
-    _bump_version(state)
+    stamped = 0
+    for queryset in (
+        Package.objects.all(),
+        RevisionSearchTerms.objects.filter(status=RevisionSearchTerms.Status.ACCEPTED),
+    ):
+        after_pk = 0
+        while pks := _stamp_batch(queryset, after_pk=after_pk, batch_size=batch_size):
+            after_pk = pks[-1]
+            if queryset.model is Package:
+                stamped += len(pks)
+    with transaction.atomic():
+        _bump_version(_lock_catalog())
     return stamped
 
 

@@ -5,13 +5,16 @@ Every reload is compared with a full load of the same database state.
 
 from __future__ import annotations
 
+import threading
+
 import numpy as np
-from django.db import connection
+import pytest
+from django.db import DatabaseError, connection, transaction
 from django.test.utils import CaptureQueriesContext
 
 from knowledge import catalog as catalog_module
 from knowledge.catalog import get_active_catalog
-from knowledge.models import Package, PackageRevision, RevisionEmbedding, RevisionSearchTerms
+from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding, RevisionSearchTerms
 from knowledge.selectors import catalog_version_get
 from knowledge.services import package_set_active, package_update
 
@@ -174,3 +177,40 @@ def test_reindex_picks_up_a_raw_sql_edit_in_every_process(catalog):
     assert reloaded.get("PRICING_RULES").title == "Editado à mão"
     assert get_active_catalog().get("PRICING_RULES").title == "Editado à mão"
     _same_as_a_full_load(reloaded)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_reindex_stamps_in_batches_and_releases_the_catalog_lock_between_them(monkeypatch):
+    from knowledge import services
+
+    services.catalog_sync_bundled()
+    version = catalog_version_get()
+    stamps_before = dict(Package.objects.values_list("pk", "updated_at"))
+    batches, probes = [], []
+    stamp_batch = services._stamp_batch
+
+    def probe() -> None:
+        try:  # another process's edit: takes the catalog lock at once, sees the version unmoved
+            with transaction.atomic():
+                probes.append(CatalogState.objects.select_for_update(nowait=True).get(pk=1).version)
+        except DatabaseError as exc:
+            probes.append(type(exc).__name__)
+        finally:
+            connection.close()
+
+    def batch_then_probe(queryset, **kwargs):
+        pks = stamp_batch(queryset, **kwargs)
+        batches.append((queryset.model.__name__, len(pks)))
+        thread = threading.Thread(target=probe)
+        thread.start()
+        thread.join()
+        return pks
+
+    monkeypatch.setattr(services, "_stamp_batch", batch_then_probe)
+    assert services.catalog_reload_everywhere(batch_size=7) == len(stamps_before)
+    full, rest = divmod(len(stamps_before), 7)
+    assert batches[: full + 2] == [("Package", 7)] * full + [("Package", rest)] * bool(rest) + [("Package", 0)]
+    assert probes == [version] * len(batches)
+    assert catalog_version_get() == version + 1  # once, after the last batch
+    stamps_after = dict(Package.objects.values_list("pk", "updated_at"))
+    assert all(stamps_after[pk] > stamp for pk, stamp in stamps_before.items())
