@@ -117,7 +117,7 @@ def test_an_unexpected_tool_failure_logs_its_stack_without_its_text(mcp, catalog
     (record,) = [r for r in caplog.records if r.name == "mcp_server" and r.levelname == "ERROR"]
     logged = record.getMessage()
     # Where it failed: the frames down to the raising function, and the exception's type.
-    assert logged.startswith("mcp tool failed tool=route_context error=RuntimeError\nTraceback (most recent call last):")
+    assert logged.startswith("mcp tool failed tool=route_context error=RuntimeError\nTraceback (most recent call last)")
     assert "in broken" in logged and "in _run_tool" in logged
     assert logged.endswith("builtins.RuntimeError: [message redacted]")
     # Not what it said: neither the exception's text nor the tool's arguments, on any handler.
