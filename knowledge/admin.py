@@ -475,9 +475,7 @@ class FetchFeedbackAdmin(StaffReadOnlyMixin, admin.ModelAdmin):
         super().delete_model(request, obj)
         feedback_rows_deleted()  # every process drops the row on its next route
 
-    def delete_queryset(self, request, queryset):
-        super().delete_queryset(request, queryset)
-        feedback_rows_deleted()
+    # delete_queryset: the queryset's delete() bumps the version itself (FetchFeedbackQuerySet).
 
 
 # --- synonym sets ------------------------------------------------------------------------

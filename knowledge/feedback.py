@@ -6,7 +6,7 @@ the entry needs the router, so the public writes the agent turn (`s=99`,
 `fetch_feedback_record_for_session`) live in `knowledge.routing_service`.
 Reads go through a per-process snapshot of the table, refreshed when the
 feedback version (a counter in the Django cache, bumped on commit of every
-record) changes, so a route costs no extra query. A refresh loads only the rows
+record, and of every queryset update or delete: ``FetchFeedbackQuerySet``) changes, so a route costs no extra query. A refresh loads only the rows
 changed since the snapshot: every write is stamped with a commit-ordered change
 number (``FeedbackState``), so a process asks for the rows numbered above the
 highest it holds (and reloads everything only when a row was deleted).
@@ -37,11 +37,11 @@ from django.utils import timezone
 
 from common.cache import list_append, list_items
 from common.text import embeddings
-from knowledge.models import FeedbackState, FetchFeedback
+from knowledge.feedback_version import feedback_version_bump
+from knowledge.models import FetchFeedback, feedback_seq_next
 
 logger = logging.getLogger(__name__)
 
-FEEDBACK_VERSION_KEY = "knowledge:feedback:version"
 # v2: a list of JSON routes (appended atomically); v1 held one pickled list, which a process still on
 # the old code would read with GET (a type error on a list): the new name keeps the two apart.
 SESSION_KEY_PREFIX = "knowledge:session-routes:v2:"
@@ -61,31 +61,12 @@ def half_life_seconds() -> float:
     return float(getattr(settings, "KNOWLEDGE_FEEDBACK_HALF_LIFE_DAYS", 14.0)) * 86400.0
 
 
-def _bump_feedback_version() -> None:
-    try:
-        cache.incr(FEEDBACK_VERSION_KEY)
-    except ValueError:
-        cache.set(FEEDBACK_VERSION_KEY, 1, timeout=None)
-
-
 # ------------------------------------------------------------------ writes
-
-
-def _next_seq() -> int:
-    """The next change number, under the state row's lock (held to commit: numbers follow commit order).
-
-    Taken before any feedback row is locked, so two writers never wait on each other in opposite orders.
-    """
-    FeedbackState.objects.get_or_create(pk=1)
-    state = FeedbackState.objects.select_for_update().get(pk=1)
-    state.seq += 1
-    state.save(update_fields=["seq"])
-    return state.seq
 
 
 def feedback_rows_deleted() -> None:
     """Rows were deleted: readers notice (their row count no longer matches) on the next refresh."""
-    transaction.on_commit(_bump_feedback_version)
+    transaction.on_commit(feedback_version_bump)
 
 
 def _record(
@@ -140,7 +121,7 @@ def fetch_feedback_rows_record(
     vectors = vectors or {}
     now = timezone.now()
     with transaction.atomic():
-        seq = _next_seq()
+        seq = feedback_seq_next()
         rows = [
             _record(
                 key=key,
@@ -153,7 +134,7 @@ def fetch_feedback_rows_record(
             )
             for key in dict.fromkeys(keys)
         ]
-    transaction.on_commit(_bump_feedback_version)
+    transaction.on_commit(feedback_version_bump)
     logger.info("fetch_feedback_recorded package=%s parts=%d", package_id, len(rows))
     return rows
 

@@ -3,10 +3,11 @@ import json
 
 from django.conf import settings
 from django.core.validators import RegexValidator
-from django.db import models
+from django.db import models, transaction
 from django.db.models.functions import Now
 
 from common.identifiers import PACKAGE_ID_PATTERN
+from knowledge.feedback_version import feedback_version_bump
 
 CONTENT_FIELDS = ("title", "summary", "kind", "strict", "aliases", "keywords", "semantic_ids", "source", "body")
 
@@ -153,6 +154,44 @@ class FeedbackState(models.Model):
         return f"feedback change {self.seq}"
 
 
+def feedback_seq_next() -> int:
+    """The next change number, under the state row's lock (held to commit: numbers follow commit order).
+
+    Taken before any feedback row is locked, so two writers never wait on each other in opposite orders.
+    """
+    FeedbackState.objects.get_or_create(pk=1)
+    state = FeedbackState.objects.select_for_update().get(pk=1)
+    state.seq += 1
+    state.save(update_fields=["seq"])
+    return state.seq
+
+
+class FetchFeedbackQuerySet(models.QuerySet):
+    """``update()`` and ``delete()`` are seen by every router on its next route.
+
+    Each process holds a snapshot of the table and, when the feedback version moves, reads only
+    the rows numbered above the highest it holds (knowledge/feedback.py). A queryset ``update()``
+    (an edit in the shell, a data fix, ``bulk_update``) kept the rows' numbers and moved no
+    version: the edit stayed unseen until a full re-read. Here it takes a new change number
+    unless the caller sets one, and both bump the version on commit. ``Model.delete()`` (the
+    admin's) goes around the queryset: its callers bump (``feedback_rows_deleted``). Raw SQL
+    does neither.
+    """
+
+    def update(self, **kwargs):
+        with transaction.atomic(using=self.db):
+            if "seq" not in kwargs:
+                kwargs["seq"] = feedback_seq_next()
+            changed = super().update(**kwargs)
+        transaction.on_commit(feedback_version_bump, using=self.db)
+        return changed
+
+    def delete(self):
+        deleted = super().delete()
+        transaction.on_commit(feedback_version_bump, using=self.db)
+        return deleted
+
+
 class FetchFeedback(models.Model):
     """An entry the agent fetched after it was only listed for a question.
 
@@ -202,6 +241,8 @@ class FetchFeedback(models.Model):
     )
     last_fetched_at = models.DateTimeField()
     created_at = models.DateTimeField(auto_now_add=True)
+
+    objects = FetchFeedbackQuerySet.as_manager()
 
     class Meta:
         ordering = ["-last_fetched_at"]

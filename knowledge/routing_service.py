@@ -31,13 +31,13 @@ from django.core.cache import cache
 from common.text import embeddings, query_key
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
-    FEEDBACK_VERSION_KEY,
     feedback_weights,
     fetch_feedback_rows_record,
     related_feedback_weights,
     session_routes,
     session_routes_remember,
 )
+from knowledge.feedback_version import FEEDBACK_VERSION_KEY
 from knowledge.index_store import catalog_dense, delta_index, shared_index_build
 from knowledge.models import FetchFeedback
 from knowledge.retrieval.entries import RouterConfig

@@ -226,3 +226,33 @@ def test_an_unlabelled_vector_from_old_code_counts_as_the_old_model():
         vector=vector,
     )
     assert weights == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+
+
+def _version() -> int:
+    from django.core.cache import cache
+
+    from knowledge.feedback_version import FEEDBACK_VERSION_KEY
+
+    return int(cache.get(FEEDBACK_VERSION_KEY) or 0)  # what route_context reads
+
+
+def test_an_edited_signature_is_seen_on_the_next_route(django_capture_on_commit_callbacks):
+    signature = ["DELIVERY_TIMELINES", "X1", "X2", "X3", "X4"]
+    (row,) = _write(django_capture_on_commit_callbacks, ["prazo sanger"], signatures={"prazo sanger": signature})
+    before = feedback._current_snapshot(_version())
+    assert [r.signature for r in before.rows] == [tuple(signature)]
+    with django_capture_on_commit_callbacks(execute=True):  # a data fix, an admin action: any ORM update
+        FetchFeedback.objects.filter(pk=row.pk).update(signature=["PRICING_RULES", *signature[1:]])
+    after = feedback._current_snapshot(_version())  # no snapshot reset: the version moved
+    assert after is not before and after.version == before.version + 1
+    assert [r.signature[0] for r in after.rows] == ["PRICING_RULES"]
+    assert FetchFeedback.objects.get(pk=row.pk).seq == FeedbackState.objects.get(pk=1).seq == 2
+
+
+def test_a_deleted_row_is_gone_on_the_next_route(django_capture_on_commit_callbacks):
+    _write(django_capture_on_commit_callbacks, ["prazo sanger", "prec sanger"])
+    before = feedback._current_snapshot(_version())
+    with django_capture_on_commit_callbacks(execute=True):
+        FetchFeedback.objects.filter(query_key="prec sanger").delete()
+    after = feedback._current_snapshot(_version())
+    assert [" ".join(sorted(r.terms)) for r in after.rows] == ["prazo sanger"] and len(before.rows) == 2
