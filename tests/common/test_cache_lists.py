@@ -60,3 +60,18 @@ def test_a_list_append_is_one_redis_round_trip(monkeypatch):
     monkeypatch.setattr(Connection, "send_packed_command", lambda self, *a, **k: sent.append(1) or real(self, *a, **k))
     list_append(cache, f"lists-{uuid.uuid4().hex}", "x", keep=5, timeout=30)
     assert len(sent) == 1
+
+
+def test_with_redis_unreachable_the_list_lives_in_local_memory(monkeypatch):
+    from common import cache as cache_module
+
+    key = f"lists-{uuid.uuid4().hex}"
+    location = cache._location
+    monkeypatch.setitem(cache_module._open_until, location, float("inf"))  # the circuit is open
+    try:
+        list_append(cache, key, "a", keep=5, timeout=30)
+        list_append(cache, key, "b", keep=5, timeout=30)
+        assert list_items(cache, key) == ["a", "b"]
+        assert cache_module._fallbacks[location].get(key) == ["a", "b"]
+    finally:
+        cache_module._fallbacks[location].delete(key)

@@ -49,7 +49,7 @@ REVIEWED_SQL = {
         "read",
         "every turn: the catalog version, one indexed row; pinned in tests/conversations/test_turn_queries.py",
     ),
-    ("common/health.py", "_check_database", '"SELECT set_config(\'statement_timeout\', %s, true)"'): (
+    ("common/health.py", "_check_database", "\"SELECT set_config('statement_timeout', %s, true)\""): (
         "read",
         "readiness probe: its statement timeout, local to its transaction (SET takes no bound parameter)",
     ),
