@@ -309,15 +309,14 @@ def run_segment_map(size: int, directory: str, n_questions: int, queue) -> None:
 
     from knowledge.retrieval.delta import index_with_edits
     from knowledge.retrieval.index import RouterIndex
-    from knowledge.retrieval.segments import segment_open, segment_path, segment_tables
+    from knowledge.retrieval.segments import segment_load, segment_path
 
     entries, rng, zipf = make_catalog(size)
     questions = make_questions(entries, rng, zipf, n_questions)
     rss0, private0, anonymous0 = _rss_mb(), _private_mb(), _anonymous_mb()
     started, cpu = time.perf_counter(), time.process_time()
-    index = RouterIndex(
-        entries, bm25=segment_open(Path(directory), "bench"), tables=segment_tables(Path(directory), "bench")
-    )
+    bm25, tables = segment_load(Path(directory), "bench")
+    index = RouterIndex(entries, bm25=bm25, tables=tables)
     load, load_cpu = time.perf_counter() - started, time.process_time() - cpu
     maps, fds = _segment_handles(segment_path(Path(directory), "bench"))
     for q in questions:
