@@ -13,7 +13,9 @@ strict rules and procedures) and reports, side by side in one run:
 - peak memory: peak RSS of a fresh process that generates the corpus and
   builds that one index (each measurement runs in its own child process);
 - shared index: a first process builds and writes the memory-mapped segment
-  (build + write time, peak RSS); a second process maps it (load time, the
+  (build + write time, the write alone, the files the segment holds, peak RSS);
+  a second process maps it (load time, the memory mappings and open file
+  descriptors of the segment it then holds, warm route times over it, the
   extra private and RSS memory it costs) and makes one edited entry visible
   through a delta (apply + first route, ms), then routes with the delta live.
 
@@ -263,19 +265,39 @@ def _rss_mb() -> float:
     return float("nan")
 
 
+def _segment_handles(segment: Path) -> tuple[int, int]:
+    """(memory mappings, open file descriptors) of this process on files of ``segment``."""
+    prefix = str(segment.resolve())
+    maps = sum(1 for line in Path("/proc/self/maps").read_text().splitlines() if prefix in line)
+    fds = 0
+    for fd in Path("/proc/self/fd").iterdir():
+        try:
+            fds += os.readlink(fd).startswith(prefix)
+        except OSError:  # closed meanwhile (the listing's own descriptor)
+            pass
+    return maps, fds
+
+
 def run_segment_write(size: int, directory: str, queue) -> None:
     """In a fresh process: build the index and write its shared segment (what the first process does)."""
     from knowledge.retrieval.index import RouterIndex
-    from knowledge.retrieval.segments import segment_write
+    from knowledge.retrieval.segments import segment_path, segment_write
 
     entries, _, _ = make_catalog(size)
     started, cpu = time.perf_counter(), time.process_time()
     index = RouterIndex(entries)
-    segment_write(Path(directory), "bench", index.bm25, tables=index.shared_tables())
+    tables = index.shared_tables()
+    written, written_cpu = time.perf_counter(), time.process_time()
+    segment_write(Path(directory), "bench", index.bm25, tables=tables)
+    segment = segment_path(Path(directory), "bench")
     queue.put(
         {
             "write": time.perf_counter() - started,
             "write_cpu": time.process_time() - cpu,
+            "write_only": time.perf_counter() - written,
+            "write_only_cpu": time.process_time() - written_cpu,
+            "files": sum(1 for p in segment.iterdir() if p.is_file()),
+            "bytes": sum(p.stat().st_size for p in segment.iterdir() if p.is_file()),
             "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
         }
     )
@@ -287,19 +309,25 @@ def run_segment_map(size: int, directory: str, n_questions: int, queue) -> None:
 
     from knowledge.retrieval.delta import index_with_edits
     from knowledge.retrieval.index import RouterIndex
-    from knowledge.retrieval.segments import segment_open, segment_tables
+    from knowledge.retrieval.segments import segment_load, segment_path
 
     entries, rng, zipf = make_catalog(size)
     questions = make_questions(entries, rng, zipf, n_questions)
     rss0, private0, anonymous0 = _rss_mb(), _private_mb(), _anonymous_mb()
     started, cpu = time.perf_counter(), time.process_time()
-    index = RouterIndex(
-        entries, bm25=segment_open(Path(directory), "bench"), tables=segment_tables(Path(directory), "bench")
-    )
+    bm25, tables = segment_load(Path(directory), "bench")
+    index = RouterIndex(entries, bm25=bm25, tables=tables)
     load, load_cpu = time.perf_counter() - started, time.process_time() - cpu
+    maps, fds = _segment_handles(segment_path(Path(directory), "bench"))
     for q in questions:
         index.route(q)
     rss1, private1, anonymous1 = _rss_mb(), _private_mb(), _anonymous_mb()
+    mapped, mapped_cpu = [], []  # warm routes over the mapped segment (the pass above warmed it)
+    for q in questions:
+        t, c = time.perf_counter(), time.process_time()
+        index.route(q)
+        mapped.append((time.perf_counter() - t) * 1000)
+        mapped_cpu.append((time.process_time() - c) * 1000)
     # One package edited (admin save, import, API): apply the delta, answer the next question.
     edited = list(entries)
     target = len(edited) // 2
@@ -317,6 +345,10 @@ def run_segment_map(size: int, directory: str, n_questions: int, queue) -> None:
         {
             "load": load,
             "load_cpu": load_cpu,
+            "maps": maps,
+            "fds": fds,
+            "mapped_p50": _percentiles(mapped)[0],
+            "mapped_cpu50": _percentiles(mapped_cpu)[0],
             "extra_private": private1 - private0,
             "extra_anonymous": anonymous1 - anonymous0,
             "extra_rss": rss1 - rss0,
@@ -385,18 +417,21 @@ def main() -> None:
     print("Extra memory of the second process: after mapping the index and routing, minus before (its catalog")
     print("already loaded); private = not shared with other processes right now (smaps: it also counts the")
     print("segment's file pages while no other process maps them), anonymous = its own heap (never shareable),")
-    print("RSS also counts shared pages.\n")
+    print("RSS also counts shared pages. Segment files: the files of its directory (their total size);")
+    print("mappings / fds: the second process's memory mappings and open descriptors of those files once loaded.\n")
     print(
-        "| entries | build + write s [cpu] | peak RSS MB (writer) | map + load s [cpu] | extra anonymous MB "
+        "| entries | build + write s [cpu] | write s [cpu] | segment files (MB) | peak RSS MB (writer) "
+        "| map + load s [cpu] | mappings / fds | route p50 ms [cpu] mapped | extra anonymous MB "
         "| extra private MB | extra RSS MB | edit visible ms [cpu] | route p50 ms with delta |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
         r = measure_shared(size, 30 if args.quick else 100)
         print(
-            f"| {size:,} | {r['write']:.2f} [{r['write_cpu']:.2f}] | {r['peak']:.0f} | {r['load']:.2f} [{r['load_cpu']:.2f}] "
-            f"| {r['extra_anonymous']:.0f} | {r['extra_private']:.0f} | {r['extra_rss']:.0f} | {r['visible']:.1f} [{r['visible_cpu']:.1f}] "
-            f"| {r['delta_p50']:.3f} |",
+            f"| {size:,} | {r['write']:.2f} [{r['write_cpu']:.2f}] | {r['write_only']:.2f} [{r['write_only_cpu']:.2f}] "
+            f"| {r['files']} ({r['bytes'] / 2**20:.1f}) | {r['peak']:.0f} | {r['load']:.2f} [{r['load_cpu']:.2f}] "
+            f"| {r['maps']} / {r['fds']} | {r['mapped_p50']:.3f} [{r['mapped_cpu50']:.3f}] | {r['extra_anonymous']:.0f} | {r['extra_private']:.0f} | {r['extra_rss']:.0f} "
+            f"| {r['visible']:.1f} [{r['visible_cpu']:.1f}] | {r['delta_p50']:.3f} |",
             flush=True,
         )
     print()

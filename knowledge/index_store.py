@@ -37,10 +37,9 @@ from knowledge.retrieval import segments
 from knowledge.retrieval.segments import (
     SegmentError,
     segment_exists,
+    segment_load,
     segment_lock,
-    segment_open,
     segment_path,
-    segment_tables,
     segment_write,
     segments_collect,
 )
@@ -133,13 +132,14 @@ def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, direct
             info={"catalog_version": catalog.version, "entries": len(index)},
         )
         # The private arrays and tables go; the shared pages serve.
+        bm25, tables = segment_load(directory, key)
         index = RouterIndex(
             catalog.entries,
             config=config,
             version=catalog.version,
-            bm25=segment_open(directory, key),
+            bm25=bm25,
             content_digest=digest,
-            tables=segment_tables(directory, key),
+            tables=tables,
         )
         removed = segments_collect(directory, keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)), protect=(key,))
         logger.info(
@@ -164,14 +164,14 @@ def _open(catalog, config, directory: Path, key: str, digest: str) -> RouterInde
     if not segment_exists(directory, key):
         return None
     try:
-        bm25 = segment_open(directory, key)
+        bm25, tables = segment_load(directory, key)
         return RouterIndex(
             catalog.entries,
             config=config,
             version=catalog.version,
             bm25=bm25,
             content_digest=digest,
-            tables=segment_tables(directory, key),
+            tables=tables,
         )
     except (SegmentError, ValueError):
         logger.warning("router_segment_unreadable key=%s", key)

@@ -2,17 +2,22 @@
 
 One directory per segment key (catalog content digest + router settings
 fingerprint + this module's ``FORMAT``, ``index_store.segment_key``) under the
-index directory::
+index directory, holding two files::
 
-    <dir>/<key>/meta.json        format, N, k1, b, δ, avgdl, vocabulary size, the tables stored
-    <dir>/<key>/vocab.*.npy      the vocabulary (``tables.StrTable``: term → term id)
-    <dir>/<key>/<array>.npy      indptr, indices, data, idf, doc_freq, term_max, lengths, tf
-    <dir>/<key>/<table>.*.npy    the router's per-entry tables (``index_tables.export_tables``)
+    <dir>/<key>/meta.json    format, N, k1, b, δ, avgdl, vocabulary size, the tables stored,
+                             and where each array lies in arrays.bin (dtype, shape, byte offset)
+    <dir>/<key>/arrays.bin   every array, one after the other, each at a 64-byte aligned offset:
+                             bm25/<name>     indptr, indices, data, idf, doc_freq, term_max, lengths, tf
+                             vocab/<part>    the vocabulary (``tables.StrTable``: term → term id)
+                             tables/<table>[/<part>]  the router's per-entry tables
+                                             (``index_tables.export_tables``)
 
-Numpy arrays are opened with ``mmap_mode="r"``: the postings, the vocabulary
-and the per-entry tables (positions, ID keys, semantic IDs, keywords, links,
-the typo table) live once in the page cache and every web and worker process
-maps the same pages, so an extra process builds no Python table per entry.
+``arrays.bin`` is mapped once (``np.memmap``, read-only) and every array is a
+view into that one mapping: the postings, the vocabulary and the per-entry
+tables (positions, ID keys, semantic IDs, keywords, links, the typo table)
+live once in the page cache and every web and worker process maps the same
+pages, so an extra process builds no Python table per entry. One mapping per
+segment and process (format 2 kept ~60 ``.npy`` files, each mapped on its own).
 
 A segment is written into a temporary directory and renamed into place, so a
 reader sees a complete segment or none. Writers serialise on an ``fcntl`` lock
@@ -29,11 +34,12 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import json
+import math
 import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -42,10 +48,15 @@ from .bm25 import SparseBM25Index, _Postings
 from .tables import Ragged, StrTable
 
 # 2: vocabulary as a StrTable (was terms.txt) and the router's per-entry tables.
-FORMAT = 2
+# 3: every array in one file (arrays.bin) behind an offset table in meta.json (were ~60 .npy files).
+FORMAT = 3
 ARRAYS = ("indptr", "indices", "data", "idf", "doc_freq", "term_max", "lengths", "tf")
 _META = "meta.json"
-_VOCAB = "vocab"
+_DATA = "arrays.bin"
+# The data file's first bytes (then zeros up to the first array): a foreign or older file is refused.
+_MAGIC = b"CTXSEG03"
+# Each array starts at a multiple of this (a cache line; the mapping itself starts on a page).
+_ALIGN = 64
 _KINDS = {"str": StrTable, "ragged": Ragged}
 
 
@@ -59,6 +70,25 @@ def segment_path(directory: Path, key: str) -> Path:
 
 def segment_exists(directory: Path, key: str) -> bool:
     return (segment_path(directory, key) / _META).is_file()
+
+
+def _arrays_write(path: Path, arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, dict], int]:
+    """Write ``arrays`` one after the other into ``path``; returns their layout and the file's size."""
+    layout = {}
+    with open(path, "wb") as fh:
+        fh.write(_MAGIC.ljust(_ALIGN, b"\0"))
+        offset = _ALIGN
+        for name, values in arrays.items():
+            values = np.ascontiguousarray(values)
+            if values.dtype.hasobject:
+                raise ValueError(f"array {name}: {values.dtype} cannot be mapped")
+            layout[name] = {"dtype": values.dtype.str, "shape": list(values.shape), "offset": offset}
+            fh.write(values.reshape(-1).view(np.uint8).data)
+            offset += values.nbytes
+            padding = -offset % _ALIGN
+            fh.write(b"\0" * padding)
+            offset += padding
+    return layout, offset
 
 
 def segment_write(
@@ -76,27 +106,28 @@ def segment_write(
     try:
         p = bm25._postings
         arrays = {
-            "indptr": p.indptr,
-            "indices": p.indices,
-            "data": p.data,
-            "idf": bm25.idf_values,
-            "doc_freq": bm25.doc_freq,
-            "term_max": bm25.term_max,
-            "lengths": bm25.lengths,
-            "tf": bm25.tf,
+            "bm25/indptr": p.indptr,
+            "bm25/indices": p.indices,
+            "bm25/data": p.data,
+            "bm25/idf": bm25.idf_values,
+            "bm25/doc_freq": bm25.doc_freq,
+            "bm25/term_max": bm25.term_max,
+            "bm25/lengths": bm25.lengths,
+            "bm25/tf": bm25.tf,
         }
-        for name, values in arrays.items():
-            np.save(tmp / f"{name}.npy", np.ascontiguousarray(values), allow_pickle=False)
         terms = sorted(bm25.vocabulary, key=bm25.vocabulary.__getitem__)
-        StrTable.build(terms).save(tmp, _VOCAB)
+        for part, values in StrTable.build(terms).arrays.items():
+            arrays[f"vocab/{part}"] = values
         kinds = {}
         for name, table in (tables or {}).items():
             if isinstance(table, np.ndarray):
-                np.save(tmp / f"{name}.npy", np.ascontiguousarray(table), allow_pickle=False)
+                arrays[f"tables/{name}"] = table
                 kinds[name] = "array"
             else:
-                table.save(tmp, name)
+                for part, values in table.arrays.items():
+                    arrays[f"tables/{name}/{part}"] = values
                 kinds[name] = "str" if isinstance(table, StrTable) else "ragged"
+        layout, size = _arrays_write(tmp / _DATA, arrays)
         meta = {
             "format": FORMAT,
             "key": key,
@@ -107,6 +138,8 @@ def segment_write(
             "delta": bm25.delta,
             "avgdl": bm25.avgdl,
             "tables": kinds,
+            "arrays": layout,
+            "bytes": size,
             "written_at": time.time(),
             **(info or {}),
         }
@@ -129,49 +162,91 @@ def _meta(path: Path, key: str) -> dict:
     return meta
 
 
-def segment_open(directory: Path, key: str) -> SparseBM25Index:
-    """The segment's BM25 index over memory-mapped arrays (read-only); its vocabulary is a ``StrTable``."""
+class _Mapped:
+    """A segment's arrays: views into one read-only mapping of its data file."""
+
+    def __init__(self, path: Path, key: str):
+        self.key = key
+        self.meta = _meta(path, key)
+        self.data = np.memmap(path / _DATA, dtype=np.uint8, mode="r")
+        if self.data.size != self.meta["bytes"] or bytes(self.data[: len(_MAGIC)]) != _MAGIC:
+            raise SegmentError(f"segment {key}: {_DATA} is {self.data.size} bytes or not a segment's")
+        self.layout = self.meta["arrays"]
+
+    def array(self, name: str) -> np.ndarray:
+        spec = self.layout[name]
+        dtype, shape, start = np.dtype(spec["dtype"]), tuple(spec["shape"]), int(spec["offset"])
+        end = start + math.prod(shape) * dtype.itemsize
+        if dtype.hasobject or start < _ALIGN or end > self.data.size:
+            raise SegmentError(f"segment {self.key}: array {name} lies outside {_DATA}")
+        return self.data[start:end].view(dtype).reshape(shape)
+
+    def parts(self, prefix: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
+        """The arrays ``<prefix>/<name>`` stored (a table's parts; an optional one may be absent)."""
+        return {name: self.array(f"{prefix}/{name}") for name in names if f"{prefix}/{name}" in self.layout}
+
+    def bm25(self) -> SparseBM25Index:
+        meta = self.meta
+        arrays = {name: self.array(f"bm25/{name}") for name in ARRAYS}
+        vocabulary = StrTable(**self.parts("vocab", StrTable.ARRAYS))
+        if len(vocabulary) != meta["n_terms"]:
+            raise SegmentError(f"segment {self.key}: {len(vocabulary)} terms, expected {meta['n_terms']}")
+        index = SparseBM25Index(
+            vocabulary=vocabulary,
+            postings=_Postings(arrays["indptr"], arrays["indices"], arrays["data"]),
+            idf=arrays["idf"],
+            doc_freq=arrays["doc_freq"],
+            n_docs=int(meta["n_docs"]),
+            k1=float(meta["k1"]),
+            b=float(meta["b"]),
+            delta=float(meta["delta"]),
+        )
+        index.term_max = arrays["term_max"]
+        index.lengths = arrays["lengths"]
+        index.avgdl = float(meta["avgdl"])
+        index.tf = arrays["tf"]
+        return index
+
+    def tables(self) -> dict[str, object]:
+        out: dict[str, object] = {}
+        for name, kind in (self.meta.get("tables") or {}).items():
+            if kind == "array":
+                out[name] = self.array(f"tables/{name}")
+            else:
+                table = _KINDS[kind]
+                out[name] = table(**self.parts(f"tables/{name}", table.ARRAYS))
+        return out
+
+
+# What a damaged or foreign segment raises while it is read (a missing array or key, a bad dtype or shape).
+_UNREADABLE = (OSError, ValueError, KeyError, TypeError)
+
+
+def segment_load(directory: Path, key: str) -> tuple[SparseBM25Index, dict[str, object]]:
+    """The segment's BM25 index (its vocabulary a ``StrTable``) and the router's per-entry tables
+    ({} when it has none), all read-only views into one mapping of its data file.
+
+    Raises ``SegmentError`` for a missing, truncated or foreign segment (the index store then rebuilds it).
+    """
     path = segment_path(directory, key)
     try:
-        meta = _meta(path, key)
-        arrays = {name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False) for name in ARRAYS}
-        vocabulary = StrTable.load(path, _VOCAB)
-    except (OSError, ValueError) as exc:
+        mapped = _Mapped(path, key)
+        loaded = mapped.bm25(), mapped.tables()
+    except _UNREADABLE as exc:
         raise SegmentError(f"segment {key}: {exc.__class__.__name__}") from exc
-    if len(vocabulary) != meta["n_terms"]:
-        raise SegmentError(f"segment {key}: {len(vocabulary)} terms, expected {meta['n_terms']}")
     with contextlib.suppress(OSError):
         os.utime(path)  # "recently used" for segments_collect
-    index = SparseBM25Index(
-        vocabulary=vocabulary,
-        postings=_Postings(arrays["indptr"], arrays["indices"], arrays["data"]),
-        idf=arrays["idf"],
-        doc_freq=arrays["doc_freq"],
-        n_docs=int(meta["n_docs"]),
-        k1=float(meta["k1"]),
-        b=float(meta["b"]),
-        delta=float(meta["delta"]),
-    )
-    index.term_max = arrays["term_max"]
-    index.lengths = arrays["lengths"]
-    index.avgdl = float(meta["avgdl"])
-    index.tf = arrays["tf"]
-    return index
+    return loaded
+
+
+def segment_open(directory: Path, key: str) -> SparseBM25Index:
+    """The segment's BM25 index over memory-mapped arrays (``segment_load``)."""
+    return segment_load(directory, key)[0]
 
 
 def segment_tables(directory: Path, key: str) -> dict[str, object]:
-    """The router's per-entry tables stored with segment ``key`` (memory-mapped); {} when it has none."""
-    path = segment_path(directory, key)
-    try:
-        kinds = _meta(path, key).get("tables") or {}
-        return {
-            name: np.load(path / f"{name}.npy", mmap_mode="r", allow_pickle=False)
-            if kind == "array"
-            else _KINDS[kind].load(path, name)
-            for name, kind in kinds.items()
-        }
-    except (OSError, ValueError, KeyError) as exc:
-        raise SegmentError(f"segment {key}: {exc.__class__.__name__}") from exc
+    """The router's per-entry tables stored with segment ``key`` (``segment_load``); {} when it has none."""
+    return segment_load(directory, key)[1]
 
 
 @contextlib.contextmanager

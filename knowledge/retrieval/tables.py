@@ -20,8 +20,6 @@ from __future__ import annotations
 import hashlib
 from bisect import bisect_left
 from collections.abc import Iterable, Iterator, Mapping, MutableMapping, Sequence
-from pathlib import Path
-
 import numpy as np
 
 _NOT_FOUND = -1
@@ -75,20 +73,6 @@ class StrTable(Mapping):
             order,
             None if values is None else np.asarray(values, dtype=np.int64),
         )
-
-    def save(self, directory: Path, name: str) -> None:
-        for part, values in self.arrays.items():
-            np.save(Path(directory) / f"{name}.{part}.npy", np.ascontiguousarray(values), allow_pickle=False)
-
-    @classmethod
-    def load(cls, directory: Path, name: str) -> StrTable:
-        arrays = {}
-        for part in cls.ARRAYS:
-            path = Path(directory) / f"{name}.{part}.npy"
-            if part == "values" and not path.exists():
-                continue
-            arrays[part] = np.load(path, mmap_mode="r", allow_pickle=False)
-        return cls(**arrays)
 
     # ----------------------------------------------------------------- lookups
 
@@ -152,6 +136,8 @@ class StrTable(Mapping):
 class Ragged(Sequence):
     """Rows of ints (CSR): ``ptr`` (n + 1, int64) and ``values`` (int32 or int64)."""
 
+    ARRAYS = ("ptr", "values")
+
     def __init__(self, ptr, values):
         self.arrays = {"ptr": ptr, "values": values}
         self._ptr = _view(ptr, "q")
@@ -166,19 +152,6 @@ class Ragged(Sequence):
             flat.extend(row)
             ptr.append(len(flat))
         return cls(np.asarray(ptr, dtype=np.int64), np.asarray(flat, dtype=dtype))
-
-    def save(self, directory: Path, name: str) -> None:
-        for part, values in self.arrays.items():
-            np.save(Path(directory) / f"{name}.{part}.npy", np.ascontiguousarray(values), allow_pickle=False)
-
-    @classmethod
-    def load(cls, directory: Path, name: str) -> Ragged:
-        return cls(
-            *(
-                np.load(Path(directory) / f"{name}.{p}.npy", mmap_mode="r", allow_pickle=False)
-                for p in ("ptr", "values")
-            )
-        )
 
     def __getitem__(self, i: int) -> list[int]:
         return self._values[self._ptr[i] : self._ptr[i + 1]].tolist()

@@ -106,15 +106,17 @@ def test_a_str_table_finds_every_key_even_when_hashes_collide(monkeypatch):
     assert table.get("prazos") is None and "x" not in table and list(table) == keys
 
 
-def test_a_str_table_round_trips_through_files_in_id_order(tmp_path):
+def test_a_str_table_round_trips_through_a_segment_in_id_order(tmp_path):
     keys = [f"term{i}" for i in range(1000)][::-1]
-    StrTable.build(keys).save(tmp_path, "v")
-    loaded = StrTable.load(tmp_path, "v")
-    assert isinstance(loaded.arrays["hashes"], np.memmap)
-    assert list(loaded) == keys and all(loaded[k] == i for i, k in enumerate(keys)) and len(loaded) == 1000
-    rows = Ragged.build([[1, 2], [], [3]])
-    rows.save(tmp_path, "r")
-    assert list(Ragged.load(tmp_path, "r")) == [[1, 2], [], [3]]
+    small = RouterIndex([Entry(package_id="A_ONE", title="prazo de entrega", body="texto")])
+    stored = {"v": StrTable.build(keys), "r": Ragged.build([[1, 2], [], [3]]), "n": np.arange(3, dtype=np.int8)}
+    segment_write(tmp_path, "t", small.bm25, tables=stored)
+    loaded = segment_tables(tmp_path, "t")
+    table = loaded["v"]
+    assert isinstance(table.arrays["hashes"], np.memmap)
+    assert list(table) == keys and all(table[k] == i for i, k in enumerate(keys)) and len(table) == 1000
+    assert list(loaded["r"]) == [[1, 2], [], [3]]
+    assert loaded["n"].dtype == np.int8 and loaded["n"].tolist() == [0, 1, 2]
 
 
 def test_overlays_change_nothing_in_their_base():

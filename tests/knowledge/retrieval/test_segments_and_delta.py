@@ -22,6 +22,7 @@ from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.segments import (
     SegmentError,
     segment_exists,
+    segment_load,
     segment_lock,
     segment_open,
     segment_tables,
@@ -188,12 +189,49 @@ def test_a_segment_round_trips_and_a_bad_one_is_refused(tmp_path):
     for name in ("indptr", "indices", "data"):
         assert np.array_equal(getattr(mapped._postings, name), getattr(built.bm25._postings, name))
     assert np.array_equal(mapped.tf, built.bm25.tf) and mapped.avgdl == built.bm25.avgdl
-    # A vocabulary of the wrong length (a truncated or foreign file) is refused.
-    np.save(tmp_path / "one" / "vocab.offsets.npy", np.zeros(4, dtype=np.int64))
+    data = tmp_path / "one" / "arrays.bin"
+    whole = data.read_bytes()
+    # A truncated data file, a foreign one of the right size, an array placed past the end: refused.
+    data.write_bytes(whole[:-64])
+    with pytest.raises(SegmentError):
+        segment_open(tmp_path, "one")
+    data.write_bytes(b"\0" * len(whole))
+    with pytest.raises(SegmentError):
+        segment_open(tmp_path, "one")
+    data.write_bytes(whole)
+    meta_path = tmp_path / "one" / "meta.json"
+    meta = json.loads(meta_path.read_text())
+    meta["arrays"]["vocab/offsets"]["shape"] = [len(whole)]
+    meta_path.write_text(json.dumps(meta))
     with pytest.raises(SegmentError):
         segment_open(tmp_path, "one")
     with pytest.raises(SegmentError):
         segment_open(tmp_path, "missing")
+
+
+def test_a_format_2_segment_of_npy_files_is_refused_not_misread(tmp_path):
+    folder = tmp_path / "old"
+    folder.mkdir()
+    (folder / "meta.json").write_text(json.dumps({"format": 2, "n_docs": 1, "n_terms": 1, "tables": {}}))
+    np.save(folder / "indptr.npy", np.zeros(2, dtype=np.int64))
+    with pytest.raises(SegmentError, match="format 2"):
+        segment_load(tmp_path, "old")
+
+
+def test_a_segment_is_one_data_file_mapped_once_per_process(tmp_path):
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    built = RouterIndex(entries)
+    segment_write(tmp_path, "one", built.bm25, tables=built.shared_tables())
+    assert sorted(p.name for p in (tmp_path / "one").iterdir()) == ["arrays.bin", "meta.json"]
+    bm25_index, tables = segment_load(tmp_path, "one")
+    index = RouterIndex(entries, bm25=bm25_index, tables=tables)
+    index.route("prazo do sanger")
+    segment = str((tmp_path / "one").resolve())
+    mappings = [line for line in Path("/proc/self/maps").read_text().splitlines() if segment in line]
+    assert len(mappings) == 1 and mappings[0].endswith("/arrays.bin")
+    # Python's mmap keeps a duplicate of the file's descriptor while the mapping lives: one, not one per array.
+    descriptors = [fd for fd in Path("/proc/self/fd").iterdir() if os.path.realpath(fd).startswith(segment)]
+    assert len(descriptors) == 1
 
 
 def test_the_build_lock_is_exclusive_and_old_segments_are_collected(tmp_path):
