@@ -29,6 +29,7 @@ from __future__ import annotations
 import argparse
 import multiprocessing as mp
 import os
+import queue as _queue
 import random
 import resource
 import statistics
@@ -366,22 +367,30 @@ def measure_shared(size: int, n_questions: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="bench-router-index-") as directory:
         out = {}
         for target, args in ((run_segment_write, (size, directory)), (run_segment_map, (size, directory, n_questions))):
-            queue = ctx.Queue()
-            proc = ctx.Process(target=target, args=(*args, queue))
-            proc.start()
-            out.update(queue.get())
-            proc.join()
+            out.update(_child_result(ctx, target, args))
     return out
 
 
-def measure(impl: str, size: int, n_questions: int) -> dict:
-    ctx = mp.get_context("spawn")
+def _child_result(ctx, target, args: tuple) -> dict:
+    """Run ``target(*args, queue)`` in a fresh process and return what it put on the queue; a child that
+    dies first (an import error, a missing rank-bm25, the OOM killer) stops the benchmark with its exit
+    code instead of leaving the parent waiting on the queue for ever."""
     queue = ctx.Queue()
-    proc = ctx.Process(target=run_one, args=(impl, size, n_questions, queue))
+    proc = ctx.Process(target=target, args=(*args, queue))
     proc.start()
-    result = queue.get()
-    proc.join()
-    return result
+    while True:
+        try:
+            result = queue.get(timeout=1.0)
+        except _queue.Empty:
+            if not proc.is_alive():
+                raise SystemExit(f"{target.__name__}{args!r} died with exit code {proc.exitcode}") from None
+            continue
+        proc.join()
+        return result
+
+
+def measure(impl: str, size: int, n_questions: int) -> dict:
+    return _child_result(mp.get_context("spawn"), run_one, (impl, size, n_questions))
 
 
 def main() -> None:
