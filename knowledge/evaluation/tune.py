@@ -152,8 +152,6 @@ GRIDS = {
     "multipart": {
         "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],
         "multipart_lexical_rank": [0, 3],
-        "multipart_fused_rank": [1, 2],
-        "multipart_procedure_first": [False, True],
     },
     "fields": {
         "field_weights": [

@@ -131,11 +131,6 @@ class RouterConfig:
     # keywords (0: not required; signals._multipart_candidate). > 2: off.
     multipart_full_lift: float = 0.02
     multipart_lexical_rank: int = 3
-    # ... and is within the part's first ``multipart_fused_rank`` entries by fused score (1: its best).
-    multipart_fused_rank: int = 1
-    # In a message of several parts, a part whose best entry is a procedure has it named before
-    # every other part's lesser procedures (shaping.shape); off: procedures by best score only.
-    multipart_procedure_first: bool = False
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2

@@ -274,31 +274,15 @@ def _fill_full(
 _MULTIPART_NOTE = ("multipart", 1, "its part's best by words and by meaning")
 
 
-def _part_best(o: PartOutcome, depth: int = 1) -> list[int]:
-    """The part's first ``depth`` entries by fused score (ties by position)."""
-    if depth == 1:
-        return [max(o.fused, key=lambda i: (o.fused[i], -i))]
-    return sorted(o.fused, key=lambda i: (-o.fused[i], i))[:depth]
-
-
-def _multipart_full(index: RouterIndex, outcomes: list[PartOutcome]) -> None:
+def _multipart_full(outcomes: list[PartOutcome]) -> None:
     """Each part's best entry, when words and meaning agree on it, may arrive in full (signals._multipart_candidate)."""
-    depth = index.config.multipart_fused_rank
     for o in outcomes:
         c = o.multipart_candidate
         if c is None or c in o.eligible or not o.fused:
             continue
-        if c in _part_best(o, depth):
+        if c == max(o.fused, key=lambda i: (o.fused[i], -i)):
             o.eligible.add(c)
             o.why.setdefault(c, []).append(_MULTIPART_NOTE)
-
-
-def _parts_best_procedures(index: RouterIndex, outcomes: list[PartOutcome]) -> set[int]:
-    """The procedures that are some part's best entry: each is named before the lesser ones."""
-    entries = index.entries
-    return {
-        best for o in outcomes if o.fused for best in _part_best(o) if entries[best].kind == KIND_PROCEDURE
-    }
 
 
 def _strict_rules(index: RouterIndex) -> frozenset[int]:
@@ -328,7 +312,7 @@ def shape(
     per_part_max = cfg.max_full_per_part if max_full is None else max_full
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
     if n_parts > 1:
-        _multipart_full(index, outcomes)
+        _multipart_full(outcomes)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
 
     entries = index.entries
@@ -367,12 +351,6 @@ def shape(
         if i in over_budget:
             notes = [*notes, _BUDGET_NOTE]
         (rules if kind == KIND_RULE else listed).append((h, "listed", best_score[i], notes, None, 0))
-    if n_parts > 1 and cfg.multipart_procedure_first and len(procedures) > 1:
-        firsts = _parts_best_procedures(index, outcomes)
-        if firsts:
-            # Stable: each part's best procedure first, then the others, both by best score.
-            position = index.position
-            procedures.sort(key=lambda row: position[row[0][0]] not in firsts)
     return RouteResult(
         catalog_version=index.version,
         parts=[o.text for o in outcomes],
