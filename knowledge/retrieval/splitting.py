@@ -63,12 +63,14 @@ def _conjunction_spans(message: str, start: int, end: int) -> list[tuple[int, in
     matches = list(_CONJUNCTION_RE.finditer(message, start, end))
     if not matches:
         return [(start, end)]
+    # One analysis per piece; a candidate part's terms are its pieces' (the conjunctions between
+    # them do not count, "also" and "além disso" included).
     # Pieces: the text between conjunctions; pieces[k] follows matches[k - 1].
     bounds = [start, *(x for m in matches for x in (m.start(), m.end())), end]
     pieces = [(bounds[2 * k], bounds[2 * k + 1]) for k in range(len(matches) + 1)]
     terms = [len(analyze(message[a:b])) for a, b in pieces]
     parts: list[tuple[int, int]] = []
-    part_start = start
+    part_start, first = start, 0  # the current part starts at pieces[first]
     k = 1
     while k < len(pieces):
         # Words without content ("I" of "…, and I also need …") belong to the piece after them.
@@ -77,17 +79,16 @@ def _conjunction_spans(message: str, start: int, end: int) -> list[tuple[int, in
             j += 1
         right = message[pieces[k][0] : pieces[j][1]]
         needed = 1 if _opens_question(right) else MIN_PART_TERMS
-        left_terms = len(analyze(message[part_start : matches[k - 1].start()]))
+        left_terms = sum(terms[first:k])
         if left_terms >= needed and sum(terms[k : j + 1]) >= needed:
             parts.append((part_start, matches[k - 1].start()))
-            part_start = pieces[k][0]
+            part_start, first = pieces[k][0], k
         k = j + 1
     parts.append((part_start, end))
     return parts
 
 
-def _points_back(text: str) -> bool:
-    terms = analyze(text)
+def _points_back(terms: list[str]) -> bool:
     return bool(terms) and all(t in _POINTING_BACK_TERMS for t in terms)
 
 
@@ -112,7 +113,8 @@ def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
         text = message[a:b]
         if not text.strip():
             continue
-        if not analyze(text):
+        terms = analyze(text)
+        if not terms:
             # A content-free sentence ("Obrigado!") joins the part before it, in the message's words.
             if spans:
                 spans[-1] = (spans[-1][0], b)
@@ -120,7 +122,7 @@ def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
         # Leading and trailing spaces out, so a conjunction must sit between two pieces.
         a += len(text) - len(text.lstrip())
         b -= len(text) - len(text.rstrip())
-        if _points_back(text):
+        if _points_back(terms):
             pointing_back.append((a, b))
             continue
         spans.extend(_conjunction_spans(message, a, b))
