@@ -2,11 +2,20 @@
 
 A message is split at sentence ends ('?', '!', ';', new lines) and at
 coordinating conjunctions (pt "e", "e também", "além disso"; en "and",
-"also"; es "y", "además") — but only where both sides keep at least
-``MIN_PART_TERMS`` content terms, so "preço e prazo" or "Sanger and qPCR"
-stay one part and a part is never a lone word — unless the conjunction opens
-a new question ("… e qual o prazo?", "… and how do I …", "… y cuándo …"):
-then one content term on each side is enough.
+"also"; es "y", "además"; a comma may follow: "y, de paso, …") — but only
+where both sides keep at least ``MIN_PART_TERMS`` content terms, so "preço e
+prazo" or "Sanger and qPCR" stay one part and a part is never a lone word —
+unless the conjunction opens a new question ("… e qual o prazo?", "… and how
+do I …", "… y cuándo …"): then one content term on each side is enough.
+
+A part is always a slice of the message: where pieces are joined back, the
+message's own words between them are kept. Words without content between two
+conjunctions ("…, and I also need …") open the next part, not close the
+previous one. A sentence without content ("Obrigado!") stays with the part
+before it; a sentence that only points back at the other parts ("How does
+each one work?", "¿Cómo hago las dos cosas?") is not a part when there are
+other parts: its few words ("work", "cosas") would be routed as a question
+of their own.
 """
 
 from __future__ import annotations
@@ -21,7 +30,7 @@ MAX_PARTS = 4
 _SENTENCE_RE = re.compile(r"[?!;\n]+|(?<=[^\d\s])\.(?=\s|$)")
 _CONJUNCTION_RE = re.compile(
     r"\s*,?\s+(?:e\s+também|e\s+tambem|além\s+disso|alem\s+disso|e|and\s+also|and|also|"
-    r"y\s+también|y\s+tambien|además|ademas|y|e\s+ainda)\s+",
+    r"y\s+también|y\s+tambien|además|ademas|y|e\s+ainda)(?:\s*,)?\s+",
     re.IGNORECASE,
 )
 
@@ -33,29 +42,58 @@ _QUESTION_WORDS = frozenset(
     "cual cuales cuál cuáles cómo cuánto cuánta cuántos cuántas cuándo dónde donde qué".split()
 )
 
+# Terms of a sentence about the other parts, not about something of its own ("How does each one
+# work?", "Como funciona cada um?", "¿Cómo hago las dos cosas?"), as the analyzer reads them.
+_POINTING_BACK_TERMS = frozenset(
+    analyze(
+        "each both one ones two thing things work works "
+        "cada um uma ambos ambas dois duas coisa coisas funciona funcionam "
+        "uno una dos cosa cosas funcionan"
+    )
+)
+
 
 def _opens_question(piece: str) -> bool:
     words = piece.lower().split()
     return bool(words) and (words[0] in _QUESTION_WORDS or " ".join(words[:2]) in _QUESTION_WORDS)
 
 
-def _split_conjunctions(sentence: str) -> list[str]:
-    pieces = [p for p in _CONJUNCTION_RE.split(sentence) if p and p.strip()]
-    if len(pieces) <= 1:
-        return [sentence.strip()] if sentence.strip() else []
-    # Merge pieces until both sides of a split have enough content terms.
-    parts: list[str] = []
-    current = pieces[0].strip()
-    for piece in pieces[1:]:
-        piece = piece.strip()
-        needed = 1 if _opens_question(piece) else MIN_PART_TERMS
-        if len(analyze(current)) >= needed and len(analyze(piece)) >= needed:
-            parts.append(current)
-            current = piece
-        else:
-            current = f"{current} e {piece}"
-    parts.append(current)
+def _conjunction_spans(message: str, start: int, end: int) -> list[tuple[int, int]]:
+    """Spans of the sentence ``message[start:end]`` between which its conjunctions split it."""
+    matches = list(_CONJUNCTION_RE.finditer(message, start, end))
+    if not matches:
+        return [(start, end)]
+    # One analysis per piece; a candidate part's terms are its pieces' (the conjunctions between
+    # them do not count, "also" and "além disso" included).
+    # Pieces: the text between conjunctions; pieces[k] follows matches[k - 1].
+    bounds = [start, *(x for m in matches for x in (m.start(), m.end())), end]
+    pieces = [(bounds[2 * k], bounds[2 * k + 1]) for k in range(len(matches) + 1)]
+    terms = [len(analyze(message[a:b])) for a, b in pieces]
+    parts: list[tuple[int, int]] = []
+    part_start, first = start, 0  # the current part starts at pieces[first]
+    k = 1
+    while k < len(pieces):
+        # Words without content ("I" of "…, and I also need …") belong to the piece after them.
+        j = k
+        while j < len(pieces) - 1 and terms[j] == 0:
+            j += 1
+        right = message[pieces[k][0] : pieces[j][1]]
+        needed = 1 if _opens_question(right) else MIN_PART_TERMS
+        left_terms = sum(terms[first:k])
+        if left_terms >= needed and sum(terms[k : j + 1]) >= needed:
+            parts.append((part_start, matches[k - 1].start()))
+            part_start, first = pieces[k][0], k
+        k = j + 1
+    parts.append((part_start, end))
     return parts
+
+
+def _points_back(terms: list[str]) -> bool:
+    return bool(terms) and all(t in _POINTING_BACK_TERMS for t in terms)
+
+
+def _stripped(message: str, span: tuple[int, int]) -> str:
+    return message[span[0] : span[1]].strip()
 
 
 def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
@@ -63,17 +101,36 @@ def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
     message = (message or "").strip()
     if not message:
         return []
-    parts: list[str] = []
-    for sentence in _SENTENCE_RE.split(message):
-        for part in _split_conjunctions(sentence):
-            if not analyze(part):
-                # A content-free fragment ("Obrigado!") joins its neighbour.
-                if parts:
-                    parts[-1] = f"{parts[-1]} {part}"
-                continue
-            parts.append(part)
-    if not parts:
+    sentences = []
+    start = 0
+    for m in _SENTENCE_RE.finditer(message):
+        sentences.append((start, m.start()))
+        start = m.end()
+    sentences.append((start, len(message)))
+    spans: list[tuple[int, int]] = []
+    pointing_back: list[tuple[int, int]] = []
+    for a, b in sentences:
+        text = message[a:b]
+        if not text.strip():
+            continue
+        terms = analyze(text)
+        if not terms:
+            # A content-free sentence ("Obrigado!") joins the part before it, in the message's words.
+            if spans:
+                spans[-1] = (spans[-1][0], b)
+            continue
+        # Leading and trailing spaces out, so a conjunction must sit between two pieces.
+        a += len(text) - len(text.lstrip())
+        b -= len(text) - len(text.rstrip())
+        if _points_back(terms):
+            pointing_back.append((a, b))
+            continue
+        spans.extend(_conjunction_spans(message, a, b))
+    if not spans:
+        # Nothing else to point back at: "Como funciona isso?" is the question.
+        spans = pointing_back
+    if not spans:
         return [message]
-    if len(parts) > max_parts:
-        parts = parts[: max_parts - 1] + [" ".join(parts[max_parts - 1 :])]
-    return parts
+    if len(spans) > max_parts:
+        spans = spans[: max_parts - 1] + [(spans[max_parts - 1][0], spans[-1][1])]
+    return [_stripped(message, s) for s in spans]

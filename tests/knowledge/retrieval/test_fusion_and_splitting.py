@@ -1,3 +1,5 @@
+import pytest
+
 from knowledge.retrieval.fusion import estimate_tokens, weighted_rrf
 from knowledge.retrieval.splitting import split_parts
 
@@ -38,3 +40,96 @@ def test_a_conjunction_between_single_words_does_not_split():
     assert split_parts("preço e prazo do sanger") == ["preço e prazo do sanger"]
     assert split_parts("Explique isso.") == ["Explique isso."]
     assert split_parts("") == []
+
+
+# Splitting bugs found reading the dev splits' multi-part failures (issue 12).
+
+
+@pytest.mark.parametrize(
+    "message,parts",
+    [
+        (
+            "Quanto custa o passaporte Europa e, antes de ir, quanto pago por minuto para ligar para Lisboa?",
+            ["Quanto custa o passaporte Europa", "antes de ir, quanto pago por minuto para ligar para Lisboa"],
+        ),
+        (
+            "I need to switch my son to another municipal school and, while I'm at it, change health posts.",
+            ["I need to switch my son to another municipal school", "while I'm at it, change health posts"],
+        ),
+        (
+            "Tengo que cambiar a mi hijo de escuela municipal y, de paso, cambiar de centro de salud.",
+            ["Tengo que cambiar a mi hijo de escuela municipal", "de paso, cambiar de centro de salud"],
+        ),
+    ],
+)
+def test_a_comma_after_the_conjunction_still_splits(message, parts):
+    assert split_parts(message) == parts
+
+
+@pytest.mark.parametrize(
+    "message,parts",
+    [
+        (
+            "I want to pay this year's IPTU in instalments, and I also need the clearance certificate.",
+            ["I want to pay this year's IPTU in instalments", "I also need the clearance certificate"],
+        ),
+        (
+            "Quero parcelar o IPTU deste ano e eu além disso preciso da certidão negativa de débitos.",
+            ["Quero parcelar o IPTU deste ano", "eu além disso preciso da certidão negativa de débitos"],
+        ),
+        (
+            "Quiero pagar el IPTU del año en cuotas y yo además necesito el certificado de deudas.",
+            ["Quiero pagar el IPTU del año en cuotas", "yo además necesito el certificado de deudas"],
+        ),
+    ],
+)
+def test_a_word_without_content_between_two_conjunctions_opens_the_next_part(message, parts):
+    # "…, and I also need…" was cut at "and" and at "also", and the lone "I" was joined back to
+    # the first part with a Portuguese " e " ("… in instalments e I").
+    assert split_parts(message) == parts
+
+
+@pytest.mark.parametrize(
+    "message",
+    ["Sanger and qPCR prices and deadlines", "precios y plazos de Sanger y qPCR", "preço, e prazo do Sanger"],
+)
+def test_a_part_that_is_not_split_keeps_the_original_text(message):
+    assert split_parts(message) == [message]
+
+
+@pytest.mark.parametrize(
+    "message,parts",
+    [
+        (
+            "Quero parcelar o IPTU e preciso da certidão para vender a casa. Como funciona cada um?",
+            ["Quero parcelar o IPTU", "preciso da certidão para vender a casa"],
+        ),
+        (
+            "I need the school transfer and a new health post. How does each one work?",
+            ["I need the school transfer", "a new health post"],
+        ),
+        (
+            "Tengo que cambiar de escuela y de centro de salud. ¿Cómo funciona cada cosa?",
+            ["Tengo que cambiar de escuela", "de centro de salud"],
+        ),
+        (
+            "Quiero pagar el IPTU en cuotas y sacar el certificado de deudas. ¿Cómo hago las dos cosas?",
+            ["Quiero pagar el IPTU en cuotas", "sacar el certificado de deudas"],
+        ),
+    ],
+)
+def test_a_sentence_that_only_points_back_at_the_parts_is_not_a_part(message, parts):
+    # "¿Cómo funciona cada cosa?" was a part of its own: "funciona" alone brought the business
+    # licence (ALVARA_FUNCIONAMENTO) in full into a question about schools and health posts.
+    assert split_parts(message) == parts
+
+
+def test_a_content_free_sentence_stays_with_its_neighbour_in_the_original_words():
+    assert split_parts("Quanto custa o Sanger? Obrigado!") == ["Quanto custa o Sanger? Obrigado"]
+    assert split_parts("Quanto custa o Sanger e qual o prazo? Obrigado!") == [
+        "Quanto custa o Sanger",
+        "qual o prazo? Obrigado",
+    ]
+    # Alone, a sentence that would point back at other parts is the question ("Como funciona isso?").
+    assert split_parts("Como funciona cada um?") == ["Como funciona cada um"]
+    assert split_parts("Olá! Como funciona isso?") == ["Como funciona isso"]
