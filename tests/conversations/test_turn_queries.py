@@ -87,6 +87,30 @@ def test_the_knowledge_router_adds_no_query(api_client, chat_session, scripted_l
     assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
 
 
+# POST /api/v1/sessions: a load opens one every few turns.
+SESSION_CREATE_QUERIES = [
+    (r'SELECT .* FROM "authtoken_token" .*JOIN "auth_user"', "authentication, as for a turn"),
+    (r"SAVEPOINT", "session_create's transaction"),
+    (
+        r'SELECT .* FROM "conversations_agent" WHERE \("conversations_agent"."is_active" AND "conversations_agent"."is_default"\)',
+        "the default agent (the request names none)",
+    ),
+    (
+        r'INSERT INTO "conversations_session"',
+        "the session; its tenant, user and agent were just read, so "
+        "full_clean checks none of them with a query (the foreign keys hold them)",
+    ),
+    (r"RELEASE SAVEPOINT", "commit"),
+]
+
+
+def test_opening_a_session_is_these_queries(api_client, agents):
+    with CaptureQueriesContext(connection) as captured:
+        response = api_client.post("/api/v1/sessions", {}, format="json")
+    assert response.status_code == 201, response.json()
+    assert_statements([query["sql"] for query in captured.captured_queries], SESSION_CREATE_QUERIES)
+
+
 def test_the_catalog_version_is_read_again_outside_a_turn():
     from knowledge.selectors import catalog_version_get, catalog_version_read_once, catalog_version_reread
 
