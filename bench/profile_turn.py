@@ -74,6 +74,7 @@ def main() -> None:
     parser.add_argument("--profile", action="store_true", help="cProfile the measured turns")
     parser.add_argument("--top", type=int, default=40)
     parser.add_argument("--sort", default="tottime", help="pstats sort key (tottime, cumulative)")
+    parser.add_argument("--dump", metavar="PATH", help="with --profile: also write the raw cProfile stats here")
     args = parser.parse_args()
 
     from load_turns import DEFAULT_DB, QUESTIONS, ConnectionSampler, ensure_database, start_model
@@ -176,6 +177,8 @@ def main() -> None:
         for sql in turn_queries:
             print("   ", sql)
         if profiler:
+            if args.dump:
+                profiler.dump_stats(args.dump)
             stats = pstats.Stats(profiler)
             stats.sort_stats(args.sort).print_stats(args.top)
     finally:

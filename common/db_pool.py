@@ -8,7 +8,11 @@ before such a wait, this returns the connection at once; the next query takes on
 again (from the pool: no reconnect).
 """
 
+import select
+
 from django.db import DEFAULT_DB_ALIAS, connections
+from psycopg import OperationalError
+from psycopg_pool import ConnectionPool
 
 
 def db_connection_release(alias: str = DEFAULT_DB_ALIAS) -> bool:
@@ -23,3 +27,23 @@ def db_connection_release(alias: str = DEFAULT_DB_ALIAS) -> bool:
         return False
     connection.close()
     return True
+
+
+def pooled_connection_check(conn) -> None:
+    """The pool's check of a connection it hands out, with no round trip when nothing happened.
+
+    An idle connection's socket has nothing to read unless the server sent something since the
+    connection came back to the pool: the error it sends when the backend is terminated (restart,
+    failover, ``pg_terminate_backend``) and the end of the stream that follows, or a notice.
+    Then, and only then, the empty statement of psycopg's own check (``ConnectionPool.
+    check_connection``) is sent: it reads what arrived and raises if the connection is dead, so
+    the pool replaces it exactly as before. A connection closed on this side fails at once.
+    A backend terminated after this check is the same race psycopg's check has (the request
+    gets 503 ``DATABASE_UNAVAILABLE`` or its retry, common/db_resilience.py).
+    """
+    if conn.closed:
+        raise OperationalError("the connection is closed")
+    poller = select.poll()
+    poller.register(conn.fileno(), select.POLLIN)
+    if poller.poll(0):  # readable, hung up or in error: ask the server
+        ConnectionPool.check_connection(conn)

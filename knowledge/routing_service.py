@@ -23,10 +23,13 @@ import threading
 import time
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 from django.conf import settings
 from django.core.cache import cache
+from django.core.signals import setting_changed
+from django.dispatch import receiver
 
 from common.text import embeddings, query_key
 from knowledge.catalog import get_active_catalog
@@ -84,10 +87,31 @@ class SemanticContext:
 
 
 def router_config() -> RouterConfig:
-    """The router's settings, read on every call (cheap) so a change rebuilds the index.
+    """The router's settings (read once per process; a change in tests clears them, see below).
 
     A setting left out keeps ``RouterConfig``'s default: defaults live there only.
     """
+    return router_config_with_fingerprint()[0]
+
+
+@lru_cache(maxsize=1)
+def router_config_with_fingerprint() -> tuple[RouterConfig, str]:
+    """The router's settings and their fingerprint, computed once: every turn needs both (the index
+    is current only for the same fingerprint), and building them from settings and hashing them as
+    JSON cost about 0.1 ms of CPU per turn. Settings do not change in a running process; a test
+    that changes a ``KNOWLEDGE_*`` setting (``override_settings``, pytest-django's ``settings``)
+    clears this (``_router_config_reset``), so the index is rebuilt as before."""
+    config = _router_config_read()
+    return config, _config_fingerprint(config)
+
+
+@receiver(setting_changed)
+def _router_config_reset(*, setting: str, **kwargs) -> None:
+    if setting.startswith("KNOWLEDGE_"):
+        router_config_with_fingerprint.cache_clear()
+
+
+def _router_config_read() -> RouterConfig:
     default = RouterConfig()
     return RouterConfig(
         weights={**default.weights, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
@@ -155,8 +179,7 @@ class RouterIndexHolder:
     def get(self, generation: int = 0) -> tuple[RouterIndex, str]:
         """The index for the active catalog; ``generation`` (bumped by ``reindex``) forces a rebuild."""
         catalog = get_active_catalog()  # one indexed query when nothing changed
-        config = router_config()
-        fingerprint = _config_fingerprint(config)
+        config, fingerprint = router_config_with_fingerprint()
         index = self._index
         if index is not None and self._current(index, catalog, fingerprint, generation):
             if index.delta_base is not None and not self._background_running():
@@ -255,8 +278,7 @@ class RouterIndexHolder:
     def rebuild(self, generation: int | None = None) -> RouterIndex:
         """Build now from the active catalog (manage.py reindex)."""
         catalog = get_active_catalog()
-        config = router_config()
-        fingerprint = _config_fingerprint(config)
+        config, fingerprint = router_config_with_fingerprint()
         with self._build_lock:
             index = self._build(catalog, config, force=True)
             self._index, self._fingerprint = index, fingerprint

@@ -145,6 +145,9 @@ if DATABASES["default"]["ENGINE"].endswith("postgresql"):
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     database_server_side_binding(DATABASES["default"])
     if DB_POOL_MAX_SIZE:
+        # Django's backend whose pool checks a connection without a round trip unless its socket
+        # says the server spoke or hung up (common/postgresql/base.py): two round trips per turn fewer.
+        DATABASES["default"]["ENGINE"] = "common.postgresql"
         DATABASES["default"]["CONN_MAX_AGE"] = 0  # the pool keeps the connections (Django requires 0)
         DATABASES["default"].setdefault("OPTIONS", {})["pool"] = {
             "min_size": min(env.int("DB_POOL_MIN_SIZE", default=2), DB_POOL_MAX_SIZE),

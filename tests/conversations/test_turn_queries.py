@@ -26,9 +26,12 @@ TURN_QUERIES = [
     ),
     (r"SAVEPOINT", "turn_open's transaction: the lock, the inbound row and the counter commit together"),
     (
-        r'SELECT .* FROM "conversations_session" .*JOIN "conversations_agent" .* FOR UPDATE OF "conversations_session"',
+        r'SELECT .*, \(SELECT "knowledge_catalogstate"."version" .*\) FROM "conversations_session" '
+        r'.*JOIN "conversations_agent" .* FOR UPDATE OF "conversations_session"',
         "the tenant's session, locked, with its agent: the 404, the idempotency and status checks, "
-        "collected_packages as of this turn, the agent's prompt and model; read once for the whole turn",
+        "collected_packages as of this turn, the agent's prompt and model; read once for the whole turn. "
+        "Along with it, the active catalog's version: an admin edit shows on the next turn (the catalog "
+        "is cached per version); no round trip of its own",
     ),
     (
         r'WITH along AS \(UPDATE "conversations_session" SET "context_enrichment_count" = 0, "updated_at" = .*'
@@ -40,10 +43,6 @@ TURN_QUERIES = [
     (
         r'SELECT "conversations_message"."role".* FROM "conversations_message"',
         "the history the model sees (last HISTORY_MESSAGES finished messages)",
-    ),
-    (
-        r'SELECT "knowledge_catalogstate"."version"',
-        "the active catalog's version: an admin edit shows on the next turn (the catalog is cached per version)",
     ),
     (r"SAVEPOINT", "turn_close's transaction: reply, hand-off, session status and inbound status together"),
     (
@@ -58,8 +57,9 @@ TURN_QUERIES = [
     (r"RELEASE SAVEPOINT", "commit"),
 ]
 # The knowledge router reads the catalog version too (knowledge.routing_service: its index is
-# rebuilt when the version moves); within a turn that read is shared with the turn's own
-# (knowledge.selectors.catalog_version_read_once), so the router adds no query.
+# rebuilt when the version moves); within a turn that read is shared with the turn's own, which
+# the session's locked read carries (knowledge.selectors.catalog_version_read_once and
+# catalog_version_seen), so neither adds a query.
 
 
 def turn_statements(api_client, chat_session, scripted_llm) -> list[str]:
@@ -87,6 +87,30 @@ def test_the_knowledge_router_adds_no_query(api_client, chat_session, scripted_l
     assert_statements(turn_statements(api_client, chat_session, scripted_llm), TURN_QUERIES)
 
 
+# POST /api/v1/sessions: a load opens one every few turns.
+SESSION_CREATE_QUERIES = [
+    (r'SELECT .* FROM "authtoken_token" .*JOIN "auth_user"', "authentication, as for a turn"),
+    (r"SAVEPOINT", "session_create's transaction"),
+    (
+        r'SELECT .* FROM "conversations_agent" WHERE \("conversations_agent"."is_active" AND "conversations_agent"."is_default"\)',
+        "the default agent (the request names none)",
+    ),
+    (
+        r'INSERT INTO "conversations_session"',
+        "the session; its tenant, user and agent were just read, so "
+        "full_clean checks none of them with a query (the foreign keys hold them)",
+    ),
+    (r"RELEASE SAVEPOINT", "commit"),
+]
+
+
+def test_opening_a_session_is_these_queries(api_client, agents):
+    with CaptureQueriesContext(connection) as captured:
+        response = api_client.post("/api/v1/sessions", {}, format="json")
+    assert response.status_code == 201, response.json()
+    assert_statements([query["sql"] for query in captured.captured_queries], SESSION_CREATE_QUERIES)
+
+
 def test_the_catalog_version_is_read_again_outside_a_turn():
     from knowledge.selectors import catalog_version_get, catalog_version_read_once, catalog_version_reread
 
@@ -100,6 +124,20 @@ def test_the_catalog_version_is_read_again_outside_a_turn():
         catalog_version_get()
     assert len(outside.captured_queries) == 2
     assert len(inside.captured_queries) == 2  # once, and once more after the reread
+
+
+def test_a_catalog_version_read_along_another_statement_is_the_turns_read():
+    from knowledge.selectors import catalog_version_get, catalog_version_read_once, catalog_version_seen
+
+    with CaptureQueriesContext(connection) as inside, catalog_version_read_once():
+        catalog_version_seen(7)
+        assert catalog_version_get() == 7
+        catalog_version_seen(8)  # the block already has its version
+        assert catalog_version_get() == 7
+    catalog_version_seen(9)  # outside a turn: nothing to remember it in
+    with CaptureQueriesContext(connection) as outside:
+        assert catalog_version_get() != 9
+    assert (len(inside.captured_queries), len(outside.captured_queries)) == (0, 1)
 
 
 def test_a_turn_with_a_fetch_adds_its_locked_update(api_client, chat_session, scripted_llm, django_assert_num_queries):

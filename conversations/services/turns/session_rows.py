@@ -17,6 +17,7 @@ from conversations.exceptions import SessionNotFoundError, SessionNotOpenError
 from common.raw_select import columns, insert, locked, row_instances
 from conversations.models import Agent, Handoff, Message, MessageRole, MessageStatus, Session, SessionStatus
 from conversations.services.sessions import session_transition
+from knowledge.selectors import CATALOG_VERSION_SUBSELECT, catalog_version_seen
 
 from .context_step import context_snapshot_store, context_validate
 from .grounding_step import grounding_record
@@ -39,8 +40,10 @@ _SESSION_SEED = (
 _MESSAGE_STATUS = f'UPDATE "{_MESSAGE}" SET "status" = %s WHERE "{_MESSAGE}"."id" = %s'
 
 
+# With the active catalog's version: the turn's catalog and router read it once per turn anyway
+# (knowledge.selectors.catalog_version_read_once); read here, it costs no round trip of its own.
 _SESSION_WITH_AGENT = (
-    f"SELECT {columns(Session)[1]}, {columns(Agent)[1]} "
+    f"SELECT {columns(Session)[1]}, {columns(Agent)[1]}, {CATALOG_VERSION_SUBSELECT} "
     f'FROM "{_SESSION}" INNER JOIN "{Agent._meta.db_table}" '
     f'ON ("{_SESSION}"."agent_id" = "{Agent._meta.db_table}"."id") '
     f'WHERE "{_SESSION}"."tenant_id" = %s AND "{_SESSION}"."id" = %s'
@@ -49,7 +52,8 @@ _SESSION_WITH_AGENT = (
 
 def session_with_agent_lock(*, tenant, session_id) -> Session | None:
     """The tenant's session, locked (inside a transaction), with its agent and tenant set; None if
-    the tenant has no such session."""
+    the tenant has no such session. The catalog version read along is this turn's
+    (``catalog_version_seen``)."""
     try:
         session_id = int(session_id)
     except (TypeError, ValueError):
@@ -59,7 +63,8 @@ def session_with_agent_lock(*, tenant, session_id) -> Session | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    session, agent = row_instances(row, [Session, Agent])
+    catalog_version_seen(row[-1])
+    session, agent = row_instances(row[:-1], [Session, Agent])
     session.agent = agent
     session.tenant = tenant  # the filter made it so: reading it later costs no query
     return session

@@ -150,3 +150,21 @@ def test_reindex_makes_every_process_rebuild_on_its_next_question(catalog):
     new_generation = int(cache.get(ROUTER_GENERATION_KEY))
     assert new_generation == generation + 1
     assert other_process.get(generation=new_generation)[0] is not first
+
+
+def test_the_router_settings_are_read_once_and_again_after_a_change(catalog, settings, monkeypatch):
+    from knowledge import routing_service
+
+    reads = []
+    real_read = routing_service._router_config_read
+    monkeypatch.setattr(routing_service, "_router_config_read", lambda: reads.append(1) or real_read())
+    routing_service.router_config_with_fingerprint.cache_clear()
+    holder = RouterIndexHolder()
+    index, fingerprint = holder.get()
+    holder.get()
+    route_context(message="Qual o prazo do Sanger?", use_cache=False)
+    assert len(reads) == 1  # not once per question
+    settings.KNOWLEDGE_LISTED_COVERAGE = 0.31  # pytest-django's fixture sends setting_changed
+    rebuilt, changed = holder.get()
+    assert len(reads) == 2 and changed != fingerprint
+    assert rebuilt is not index and rebuilt.config.listed_coverage == 0.31 and holder.builds == 2
