@@ -169,7 +169,9 @@ class MessageStatus(models.TextChoices):
 
 
 class Message(models.Model):
-    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages")
+    # Indexed with the message id (Meta.indexes), not on its own: that one index serves every
+    # lookup by session (the cascade, the listing) and the turn's history read.
+    session = models.ForeignKey(Session, on_delete=models.CASCADE, related_name="messages", db_index=False)
     role = models.CharField(max_length=16, choices=MessageRole.choices)
     text = models.TextField()
     status = models.CharField(max_length=16, choices=MessageStatus.choices)
@@ -204,6 +206,13 @@ class Message(models.Model):
 
     class Meta:
         ordering = ["created_at", "id"]
+        indexes = [
+            # Every turn reads its session's last messages before its own, newest first
+            # (conversations.selectors.session_history): a range of this index, whatever the
+            # table's statistics say. With the session index alone the planner may walk the
+            # primary key backwards over every session's messages when statistics are stale.
+            models.Index(fields=["session", "id"], name="message_session_id_idx"),
+        ]
         constraints = [
             models.UniqueConstraint(
                 fields=["session", "idempotency_key"],
