@@ -7,6 +7,8 @@ written to the database catalog and nothing it holds is read.
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 from pathlib import Path
 
@@ -49,9 +51,51 @@ def load_package_folder(directory: str | Path) -> list[Entry]:
     return entries
 
 
-def folder_index(directory: str | Path, config: RouterConfig | None = None) -> RouterIndex:
+def folder_index(
+    directory: str | Path, config: RouterConfig | None = None, search_terms: dict[str, tuple[str, ...]] | None = None
+) -> RouterIndex:
+    """The folder's packages as a router index; ``search_terms`` (package id → terms) stands for the
+    terms curators accepted (knowledge/search_terms.py), so a proposal can be measured before it is."""
     entries = load_package_folder(directory)
+    if search_terms:
+        unknown = sorted(set(search_terms) - {e.package_id for e in entries})
+        if unknown:
+            raise ValueError(f"search terms for packages not in the folder: {', '.join(unknown[:10])}")
+        entries = [
+            dataclasses.replace(e, search_terms=tuple(search_terms[e.package_id]))
+            if e.package_id in search_terms
+            else e
+            for e in entries
+        ]
     return RouterIndex(entries, config=config, dense=folder_dense(entries))
+
+
+def search_terms_file(path: str | Path, languages: tuple[str, ...] | None = None) -> dict[str, tuple[str, ...]]:
+    """A file of search terms per package: ``{"PKG_ID": {"en": [...], "es": [...]}}`` (the model's
+    proposals, as the admin shows them) or ``{"PKG_ID": [...]}``; ``languages`` keeps only those lists.
+    Each package's terms are cleaned and bounded as accepted terms are (``search_terms.clean_terms``)."""
+    from django.core.exceptions import ValidationError
+
+    from knowledge.search_terms import MAX_TERMS_PER_LANGUAGE, clean_terms
+
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("search terms: a JSON object of package id → terms")
+    out: dict[str, tuple[str, ...]] = {}
+    for package_id, value in data.items():
+        try:
+            if isinstance(value, dict):  # per language, each list bounded as a proposal's is
+                lists = [
+                    clean_terms(terms)[:MAX_TERMS_PER_LANGUAGE]
+                    for lang, terms in value.items()
+                    if languages is None or lang in languages
+                ]
+                out[package_id] = tuple(dict.fromkeys(t for terms in lists for t in terms))
+            else:
+                out[package_id] = tuple(clean_terms(value))
+        except ValidationError as exc:
+            raise ValueError(f"search terms of {package_id}: {' '.join(exc.messages)}") from exc
+    return out
 
 
 def embedding_cache() -> EmbeddingCache:

@@ -23,6 +23,17 @@ class Command(BaseCommand):
             help="Folder of package .md files (or with a packages/ subfolder), loaded in memory; "
             "the database catalog is neither read nor written.",
         )
+        parser.add_argument(
+            "--search-terms",
+            metavar="FILE",
+            help='With --catalog: JSON of search terms per package ({"PKG": {"en": [...], "es": [...]}}), '
+            "indexed as accepted terms are: measure a model's proposals before curators accept them.",
+        )
+        parser.add_argument(
+            "--search-terms-languages",
+            metavar="LANGS",
+            help="Comma-separated languages of --search-terms to keep (default: every list in the file).",
+        )
         parser.add_argument("--verbose", action="store_true", help="Print every question that missed.")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
 
@@ -35,27 +46,7 @@ class Command(BaseCommand):
         except (OSError, ValueError) as exc:
             raise CommandError(f"Cannot read {options['queries']}: {exc}") from exc
 
-        if options["catalog"]:
-            from knowledge.offline_catalog import folder_index
-
-            try:
-                index = folder_index(options["catalog"], router_config())
-            except (OSError, ValueError, PackageFileError) as exc:
-                raise CommandError(f"Cannot load the catalog {options['catalog']}: {exc}") from exc
-
-            def route(row):
-                ctx = SemanticContext.coerce(row.get("context"))
-                return index.route(row["query"], focus=ctx.focus, parents=ctx.parents, page=ctx.page)
-
-            kinds = {e.package_id: e.kind for e in index.entries}
-        else:
-            from knowledge.catalog import get_active_catalog
-
-            def route(row):
-                return route_context(message=row["query"], semantic_context=row.get("context"), use_cache=False)
-
-            kinds = {e.package_id: e.kind for e in get_active_catalog().entries}
-
+        route, kinds = self._router(options)
         unknown = sorted({e for row in queries for e in row["expected"]} - set(kinds))
         if unknown:
             raise CommandError(f"expected IDs not in the catalog: {', '.join(unknown[:10])}")
@@ -90,3 +81,37 @@ class Command(BaseCommand):
                     self.stdout.write(
                         f"MISS [{o.kind}/{o.lang}] {o.query!r} expected={o.expected} full={o.full} ranked={o.ranked}"
                     )
+
+    def _router(self, options):
+        """How each question is routed, and every package's kind: a folder in memory or the database catalog."""
+        if options["search_terms"] and not options["catalog"]:
+            raise CommandError("--search-terms needs --catalog (the database catalog indexes its accepted terms)")
+        if options["catalog"]:
+            from knowledge.offline_catalog import folder_index, search_terms_file
+
+            terms = None
+            if options["search_terms"]:
+                langs = options["search_terms_languages"]
+                try:
+                    terms = search_terms_file(options["search_terms"], tuple(langs.split(",")) if langs else None)
+                except (OSError, ValueError) as exc:
+                    raise CommandError(f"Cannot read {options['search_terms']}: {exc}") from exc
+            try:
+                index = folder_index(options["catalog"], router_config(), search_terms=terms)
+            except (OSError, ValueError, PackageFileError) as exc:
+                raise CommandError(f"Cannot load the catalog {options['catalog']}: {exc}") from exc
+
+            def route(row):
+                ctx = SemanticContext.coerce(row.get("context"))
+                return index.route(row["query"], focus=ctx.focus, parents=ctx.parents, page=ctx.page)
+
+            kinds = {e.package_id: e.kind for e in index.entries}
+        else:
+            from knowledge.catalog import get_active_catalog
+
+            def route(row):
+                return route_context(message=row["query"], semantic_context=row.get("context"), use_cache=False)
+
+            kinds = {e.package_id: e.kind for e in get_active_catalog().entries}
+
+        return route, kinds

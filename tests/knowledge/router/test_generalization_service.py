@@ -207,3 +207,35 @@ def test_evaluate_retrieval_refuses_what_it_cannot_measure(tmp_path, catalog):
     test_split.write_text(questions.read_text(encoding="utf-8"), encoding="utf-8")
     with pytest.raises(CommandError, match="refused on a test split"):
         call_command("evaluate_retrieval", str(test_split), "--catalog", str(packages), "--verbose")
+
+
+def test_evaluate_retrieval_measures_proposed_search_terms_before_they_are_accepted(tmp_path, catalog, capsys):
+    packages, _ = _folder(tmp_path)
+    questions = tmp_path / "questions.colloquial.json"
+    questions.write_text(
+        json.dumps(
+            [{"query": "Posso ficar com o mimo que o parceiro mandou?", "lang": "pt", "expected": ["ETHICS_RULE"]}]
+        ),
+        encoding="utf-8",
+    )
+    terms = tmp_path / "terms.json"
+    terms.write_text(
+        json.dumps({"ETHICS_RULE": {"pt": ["mimo de parceiro", "agrado"], "en": ["supplier gift"]}}), encoding="utf-8"
+    )
+
+    def hit_at_1(*extra):
+        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--json", *extra)
+        return json.loads(capsys.readouterr().out)["hit@1"]
+
+    assert hit_at_1() == 0.0  # no word of the question is in the package
+    assert hit_at_1("--search-terms", str(terms)) == 1.0
+    assert hit_at_1("--search-terms", str(terms), "--search-terms-languages", "en,es") == 0.0
+
+    with pytest.raises(CommandError, match="needs --catalog"):
+        call_command("evaluate_retrieval", str(questions), "--search-terms", str(terms))
+    terms.write_text(json.dumps({"NOT_THERE": ["x"]}), encoding="utf-8")
+    with pytest.raises(CommandError, match="not in the folder: NOT_THERE"):
+        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--search-terms", str(terms))
+    terms.write_text("[1, 2]", encoding="utf-8")
+    with pytest.raises(CommandError, match="a JSON object"):
+        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--search-terms", str(terms))
