@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .bm25 import SparseBM25Index, _as_weighted
+from .bm25 import _SMALL_CORPUS, SparseBM25Index, _as_weighted
 from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
@@ -139,6 +139,7 @@ class MergedBM25Index:
         self.vocabulary = MergedCounts(base, changed)
         self._terms: dict[str, tuple | None] = {}
         self._cached_postings = 0
+        self._doc_sets: dict[str, frozenset[int]] = {}
 
     # ------------------------------------------------------------------ terms
 
@@ -197,6 +198,18 @@ class MergedBM25Index:
         if found is not None and self._cached_postings + size <= _CACHE_POSTINGS:  # known terms only
             self._terms[term] = found
             self._cached_postings += size
+        return found
+
+    def doc_set(self, term: str) -> frozenset[int] | None:
+        """Live slots holding ``term`` (see ``SparseBM25Index.doc_set``), or None past a small corpus."""
+        if self.n_slots > _SMALL_CORPUS:
+            return None
+        found = self._doc_sets.get(term)
+        if found is None:
+            postings = self._term(term)
+            if postings is None:  # unknown: not cached (bounded by the vocabulary)
+                return frozenset()
+            found = self._doc_sets[term] = frozenset(postings[0].tolist())
         return found
 
     def contains(self, term: str, docs: np.ndarray) -> np.ndarray:

@@ -191,32 +191,47 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
 class MatchedTerms:
     """Which of the question's terms each document of a coverage pass holds; ``matched[j]`` lists them.
 
-    Kept as one boolean row per slot and listed only for the reasons that are shown (all
-    columns at once, on the first reason formatted). Plain data: it pickles as labels + matrix.
+    Kept as one boolean row per slot (or, from the small-corpus pass, one set of documents per
+    slot and the documents in order) and listed only for the reasons that are shown (all columns
+    at once, on the first reason formatted). Plain data: it pickles as labels + boolean matrix.
     """
 
-    __slots__ = ("labels", "hits", "_columns")
+    __slots__ = ("labels", "_hits", "_columns", "_sets", "_docs")
 
-    def __init__(self, labels: tuple[str, ...], hits: np.ndarray):
+    def __init__(self, labels: tuple[str, ...], hits: np.ndarray | None, sets=None, docs=None):
         self.labels = labels
-        self.hits = hits  # bool, slots × documents
+        self._hits = hits  # bool, slots × documents (None: built from the sets when asked)
+        self._sets: list[set[int]] | None = sets  # per slot: the documents holding one of its terms
+        self._docs: list[int] | None = docs
         self._columns: list[list[bool]] | None = None
 
+    @property
+    def hits(self) -> np.ndarray:
+        if self._hits is None:
+            docs = self._docs
+            self._hits = np.array([[d in held for d in docs] for held in self._sets], dtype=bool).reshape(
+                len(self._sets), len(docs)
+            )
+        return self._hits
+
     def __getitem__(self, j: int) -> list[str]:
+        if self._hits is None:
+            d = self._docs[j]
+            return [label for label, held in zip(self.labels, self._sets) if d in held]
         columns = self._columns
         if columns is None:
-            columns = self._columns = self.hits.T.tolist()
+            columns = self._columns = self._hits.T.tolist()
         return [label for label, hit in zip(self.labels, columns[j]) if hit]
 
     def __len__(self) -> int:
-        return self.hits.shape[1]
+        return len(self._docs) if self._hits is None else self._hits.shape[1]
 
     def __getstate__(self):
         return self.labels, self.hits
 
     def __setstate__(self, state) -> None:
-        self.labels, self.hits = state
-        self._columns = None
+        self.labels, self._hits = state
+        self._sets = self._docs = self._columns = None
 
 
 def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, MatchedTerms]:
@@ -245,6 +260,43 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
         covered += np.minimum(best, slot.denom)
     hits = np.vstack(rows) if rows else np.zeros((0, n), dtype=bool)
     return covered / total, MatchedTerms(tuple(labels), hits)
+
+
+def _small_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) -> tuple[list[float], MatchedTerms]:
+    """``coverage`` on a small corpus, in plain Python over cached sets: the same numbers.
+
+    Per document, the slot's best term value it holds (a max of the same products), then
+    Σ over slots of min(best, denom) added in slot order (a slot it holds nothing of adds 0.0
+    in the numpy pass: no change), divided by the same total.
+    """
+    total = sum(s.denom for s in slots) or 1.0
+    if not docs:
+        return [], MatchedTerms((), np.zeros((0, 0), dtype=bool))
+    bm25 = index.bm25
+    doc_set, idf = bm25.doc_set, bm25.idf
+    candidates = set(docs)
+    covered: dict[int, float] = {}
+    get = covered.get
+    labels: list[str] = []
+    held_sets: list[set[int]] = []
+    for slot in slots:
+        best: dict[int, float] | None = None
+        for t in slot.terms:
+            value = slot.weight_of(t) * idf(t)
+            if value > 0:
+                if best is None:
+                    best = {}
+                for d in candidates.intersection(doc_set(t)):
+                    if value > best.get(d, 0.0):
+                        best[d] = value
+        if best is None:
+            continue
+        labels.append(slot.label)
+        held_sets.append(best.keys())
+        denom = slot.denom
+        for d, value in best.items():
+            covered[d] = get(d, 0.0) + (value if value < denom else denom)
+    return [get(d, 0.0) / total for d in docs], MatchedTerms(tuple(labels), None, held_sets, docs)
 
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
@@ -429,11 +481,14 @@ def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], 
     hits = index.bm25.top_k(query, index.config.bm25_top_k) if query else []
     if not kw_hits and not hits:
         return
-    docs = np.asarray([i for i, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
+    docs = [i for i, _ in kw_hits] + [i for i, _ in hits]
     # Coverage is per document: computing it once over both lists gives each the same values.
-    covered, matched = coverage(index, content, docs)
+    if index.bm25.doc_set("") is not None:
+        covered, matched = _small_coverage(index, content, docs)
+    else:
+        covered, matched = coverage(index, content, np.asarray(docs, dtype=np.int64))
+        covered = covered.tolist()
     n_kw = len(kw_hits)
-    covered = covered.tolist()
     if kw_hits:
         _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw])
     if hits:
