@@ -280,20 +280,26 @@ def _small_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) 
     labels: list[str] = []
     held_sets: list[set[int]] = []
     for slot in slots:
-        best: dict[int, float] | None = None
-        for t in slot.terms:
-            value = slot.weight_of(t) * idf(t)
-            if value > 0:
-                if best is None:
-                    best = {}
-                for d in candidates.intersection(doc_set(t)):
-                    if value > best.get(d, 0.0):
-                        best[d] = value
-        if best is None:
+        valued = [(t, value) for t in slot.terms if (value := slot.weight_of(t) * idf(t)) > 0]
+        if not valued:
             continue
         labels.append(slot.label)
-        held_sets.append(best.keys())
         denom = slot.denom
+        if len(valued) == 1:
+            # One term (most slots): every candidate holding it gains the same min(value, denom).
+            value = valued[0][1]
+            held = candidates.intersection(doc_set(valued[0][0]))
+            held_sets.append(held)
+            gain = value if value < denom else denom
+            for d in held:
+                covered[d] = get(d, 0.0) + gain
+            continue
+        best: dict[int, float] = {}
+        for t, value in valued:
+            for d in candidates.intersection(doc_set(t)):
+                if value > best.get(d, 0.0):
+                    best[d] = value
+        held_sets.append(best.keys())
         for d, value in best.items():
             covered[d] = get(d, 0.0) + (value if value < denom else denom)
     return [get(d, 0.0) / total for d in docs], MatchedTerms(tuple(labels), None, held_sets, docs)
