@@ -45,7 +45,8 @@ def _as_weighted(query_tokens: Iterable[str] | Mapping[str, float]) -> dict[str,
 _CHUNK = 1 << 20
 # Up to this many documents, top-k walks every posting instead of pruning (MaxScore).
 _SMALL_CORPUS = 4096
-_NO_DOCS: frozenset[int] = frozenset()
+# Terms whose document row (doc_row) a small corpus keeps.
+_DOC_ROWS_MAX = 8192
 
 
 def _np(values: array, dtype) -> np.ndarray:
@@ -125,7 +126,7 @@ class SparseBM25Index:
         self.b = b
         self.delta = delta
         self._spans: dict[str, tuple[int, int, float, float] | None] = {}
-        self._doc_sets: dict[str, frozenset[int]] = {}
+        self._doc_rows: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ build
 
@@ -340,24 +341,24 @@ class SparseBM25Index:
             self._spans[term] = found  # known terms only: bounded by the vocabulary
         return found
 
-    def doc_set(self, term: str) -> frozenset[int] | None:
-        """The documents holding ``term`` as a set of ints (empty when unknown), or None on a big corpus.
+    def doc_row(self, term: str) -> np.ndarray | None:
+        """One bool per document: does it hold ``term``? None on a big corpus (see ``contains``).
 
-        For the coverage of a question's ~80 candidates on a small corpus: a C set intersection
-        per term instead of a binary search through numpy. Cached per known term; a small corpus
-        holds at most a few hundred thousand postings, so the cache stays a few MB.
+        For the coverage of a question's ~80 candidates on a small corpus: one fancy index per
+        term instead of a binary search through its postings. Cached for up to
+        ``_DOC_ROWS_MAX`` known terms (n_docs bytes each: ≤ 32 MB at 4,096 documents).
         """
         if self.n_docs > _SMALL_CORPUS:
             return None
-        try:
-            return self._doc_sets[term]
-        except KeyError:
-            pass
-        span = self.span(term)
-        if span is None:
-            return _NO_DOCS
-        found = self._doc_sets[term] = frozenset(self._postings.indices[span[0] : span[1]].tolist())
-        return found
+        row = self._doc_rows.get(term)
+        if row is None:
+            row = np.zeros(self.n_docs, dtype=bool)
+            span = self.span(term)
+            if span is not None:
+                row[self._postings.indices[span[0] : span[1]]] = True
+                if len(self._doc_rows) < _DOC_ROWS_MAX:
+                    self._doc_rows[term] = row
+        return row
 
     def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
         """Boolean per document of ``docs`` (int64 array): does it hold ``term``?"""

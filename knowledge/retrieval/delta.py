@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .bm25 import _SMALL_CORPUS, SparseBM25Index, _as_weighted
+from .bm25 import _DOC_ROWS_MAX, _SMALL_CORPUS, SparseBM25Index, _as_weighted
 from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
@@ -139,7 +139,7 @@ class MergedBM25Index:
         self.vocabulary = MergedCounts(base, changed)
         self._terms: dict[str, tuple | None] = {}
         self._cached_postings = 0
-        self._doc_sets: dict[str, frozenset[int]] = {}
+        self._doc_rows: dict[str, np.ndarray] = {}
 
     # ------------------------------------------------------------------ terms
 
@@ -200,17 +200,19 @@ class MergedBM25Index:
             self._cached_postings += size
         return found
 
-    def doc_set(self, term: str) -> frozenset[int] | None:
-        """Live slots holding ``term`` (see ``SparseBM25Index.doc_set``), or None past a small corpus."""
+    def doc_row(self, term: str) -> np.ndarray | None:
+        """One bool per slot: does it hold ``term`` (see ``SparseBM25Index.doc_row``)? None past a small corpus."""
         if self.n_slots > _SMALL_CORPUS:
             return None
-        found = self._doc_sets.get(term)
-        if found is None:
-            postings = self._term(term)
-            if postings is None:  # unknown: not cached (bounded by the vocabulary)
-                return frozenset()
-            found = self._doc_sets[term] = frozenset(postings[0].tolist())
-        return found
+        row = self._doc_rows.get(term)
+        if row is None:
+            row = np.zeros(self.n_slots, dtype=bool)
+            found = self._term(term)
+            if found is not None:
+                row[found[0]] = True
+                if len(self._doc_rows) < _DOC_ROWS_MAX:
+                    self._doc_rows[term] = row
+        return row
 
     def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
         docs = np.asarray(docs, dtype=np.int64)

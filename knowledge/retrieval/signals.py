@@ -191,47 +191,42 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
 class MatchedTerms:
     """Which of the question's terms each document of a coverage pass holds; ``matched[j]`` lists them.
 
-    Kept as one boolean row per slot (or, from the small-corpus pass, one set of documents per
-    slot and the documents in order) and listed only for the reasons that are shown (all columns
-    at once, on the first reason formatted). Plain data: it pickles as labels + boolean matrix.
+    Kept as one boolean row per slot (stacked into a matrix only when asked) and listed only for
+    the reasons that are shown (all columns at once, on the first reason formatted). Plain data:
+    it pickles as labels + matrix.
     """
 
-    __slots__ = ("labels", "_hits", "_columns", "_sets", "_docs")
+    __slots__ = ("labels", "_hits", "_rows", "_n", "_columns")
 
-    def __init__(self, labels: tuple[str, ...], hits: np.ndarray | None, sets=None, docs=None):
+    def __init__(self, labels: tuple[str, ...], hits: np.ndarray | None, rows: list[np.ndarray] | None = None, n: int = 0):
         self.labels = labels
-        self._hits = hits  # bool, slots × documents (None: built from the sets when asked)
-        self._sets: list[set[int]] | None = sets  # per slot: the documents holding one of its terms
-        self._docs: list[int] | None = docs
+        self._hits = hits  # bool, slots × documents (None: stacked from ``rows`` when asked)
+        self._rows = rows
+        self._n = n
         self._columns: list[list[bool]] | None = None
 
     @property
     def hits(self) -> np.ndarray:
         if self._hits is None:
-            docs = self._docs
-            self._hits = np.array([[d in held for d in docs] for held in self._sets], dtype=bool).reshape(
-                len(self._sets), len(docs)
-            )
+            self._hits = np.vstack(self._rows) if self._rows else np.zeros((0, self._n), dtype=bool)
         return self._hits
 
     def __getitem__(self, j: int) -> list[str]:
-        if self._hits is None:
-            d = self._docs[j]
-            return [label for label, held in zip(self.labels, self._sets) if d in held]
         columns = self._columns
         if columns is None:
-            columns = self._columns = self._hits.T.tolist()
+            columns = self._columns = self.hits.T.tolist()
         return [label for label, hit in zip(self.labels, columns[j]) if hit]
 
     def __len__(self) -> int:
-        return len(self._docs) if self._hits is None else self._hits.shape[1]
+        return self.hits.shape[1]
 
     def __getstate__(self):
         return self.labels, self.hits
 
     def __setstate__(self, state) -> None:
         self.labels, self._hits = state
-        self._sets = self._docs = self._columns = None
+        self._rows = self._columns = None
+        self._n = 0
 
 
 def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, MatchedTerms]:
@@ -263,46 +258,41 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
 
 
 def _small_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) -> tuple[list[float], MatchedTerms]:
-    """``coverage`` on a small corpus, in plain Python over cached sets: the same numbers.
+    """``coverage`` on a small corpus, each term's hits read from its cached document row: the same numbers.
 
-    Per document, the slot's best term value it holds (a max of the same products), then
-    Σ over slots of min(best, denom) added in slot order (a slot it holds nothing of adds 0.0
-    in the numpy pass: no change), divided by the same total.
+    A one-term slot adds ``min(value, denom)`` where the term is held and 0.0 elsewhere, which is
+    ``np.minimum(hit * value, denom)`` for ``denom ≥ 0`` (always: an IDF); other slots take the
+    general pass. Sums are added in slot order, then divided by the same total.
     """
     total = sum(s.denom for s in slots) or 1.0
-    if not docs:
+    n = len(docs)
+    if n == 0:
         return [], MatchedTerms((), np.zeros((0, 0), dtype=bool))
     bm25 = index.bm25
-    doc_set, idf = bm25.doc_set, bm25.idf
-    candidates = set(docs)
-    covered: dict[int, float] = {}
-    get = covered.get
+    doc_row, idf = bm25.doc_row, bm25.idf
+    at = np.asarray(docs, dtype=np.int64)
+    covered = np.zeros(n)
     labels: list[str] = []
-    held_sets: list[set[int]] = []
+    rows: list[np.ndarray] = []
     for slot in slots:
         valued = [(t, value) for t in slot.terms if (value := slot.weight_of(t) * idf(t)) > 0]
         if not valued:
             continue
         labels.append(slot.label)
         denom = slot.denom
-        if len(valued) == 1:
-            # One term (most slots): every candidate holding it gains the same min(value, denom).
+        if len(valued) == 1 and denom >= 0:
             value = valued[0][1]
-            held = candidates.intersection(doc_set(valued[0][0]))
-            held_sets.append(held)
-            gain = value if value < denom else denom
-            for d in held:
-                covered[d] = get(d, 0.0) + gain
+            held = doc_row(valued[0][0])[at]
+            rows.append(held)
+            covered += held * (value if value < denom else denom)
             continue
-        best: dict[int, float] = {}
+        best = None
         for t, value in valued:
-            for d in candidates.intersection(doc_set(t)):
-                if value > best.get(d, 0.0):
-                    best[d] = value
-        held_sets.append(best.keys())
-        for d, value in best.items():
-            covered[d] = get(d, 0.0) + (value if value < denom else denom)
-    return [get(d, 0.0) / total for d in docs], MatchedTerms(tuple(labels), None, held_sets, docs)
+            hit = doc_row(t)[at] * value
+            best = hit if best is None else np.maximum(best, hit)
+        rows.append(best > 0)
+        covered += np.minimum(best, denom)
+    return (covered / total).tolist(), MatchedTerms(tuple(labels), None, rows, n)
 
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
@@ -489,7 +479,7 @@ def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], 
         return
     docs = [i for i, _ in kw_hits] + [i for i, _ in hits]
     # Coverage is per document: computing it once over both lists gives each the same values.
-    if index.bm25.doc_set("") is not None:
+    if index.bm25.doc_row("") is not None:  # a small corpus
         covered, matched = _small_coverage(index, content, docs)
     else:
         covered, matched = coverage(index, content, np.asarray(docs, dtype=np.int64))
