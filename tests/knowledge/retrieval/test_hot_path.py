@@ -22,3 +22,80 @@ def test_the_per_term_slot_cache_is_bounded(monkeypatch):
     assert len(index.__dict__["_slots_by_term"]) == 3
     # A cached slot answers like a fresh one.
     assert index.route("prazo sanger").full_ids == RouterIndex(index.entries).route("prazo sanger").full_ids
+
+
+def _word_catalog(n: int = 120) -> tuple[list[Entry], list[str]]:
+    import random
+
+    rng = random.Random(17)
+    words = ["prazo", "amostra", "envio", "preço", "sanger", "coleta", "laudo", "exame", "sangue", "urina"]
+    words += [f"termo{k}" for k in range(40)]
+    entries = [
+        Entry(
+            f"PKG_{i:04d}",
+            " ".join(rng.sample(words, 3)),
+            summary=" ".join(rng.sample(words, 6)),
+            keywords=(" ".join(rng.sample(words, 2)),),
+            body=" ".join(rng.choices(words, k=40)),
+        )
+        for i in range(n)
+    ]
+    # Typos ("amostar", "prazp") give slots of several corrections, each at its own value.
+    questions = [" ".join(rng.sample(words, rng.randint(1, 6))) for _ in range(60)]
+    questions += ["prazp da amostar", "qual o prazo e o preço do sanger", "xqzw coleta"]
+    return entries, questions
+
+
+def test_small_corpus_coverage_gives_the_numpy_pass_numbers_and_terms():
+    import pickle
+
+    import numpy as np
+
+    entries, questions = _word_catalog()
+    index = RouterIndex(entries)
+    assert index.bm25.doc_row("prazo") is not None  # the small-corpus path is the one taken
+    rng = np.random.default_rng(3)
+    # Hand-made slots too: a value above its denominator (the min bites), several terms at their
+    # own weights (the max), a term unknown to the index next to a known one.
+    crafted = [
+        [signals.Slot(["praz"], 2.0, 0.5, "prazo"), signals.Slot(["sang"], 1.0, 3.0, "sanger")],
+        [signals.Slot(["praz", "amostr", "xqzw"], 0.7, 1.2, "p", {"praz": 0.7, "amostr": 0.3, "xqzw": 1.0})],
+        [signals.Slot(["colet", "laud"], 0.4, 0.1, "c", {"colet": 0.4, "laud": 2.0}), signals.Slot([], 0.0, 2.0, "?")],
+    ]
+    for slots in [signals.query_slots(index, q) for q in questions] + crafted:
+        docs = rng.integers(0, len(entries), 50).tolist()  # duplicates included, as kw + bm25 hits have
+        expected, expected_terms = signals.coverage(index, slots, np.asarray(docs, dtype=np.int64))
+        got, terms = signals._small_coverage(index, slots, docs)
+        assert got == expected.tolist()  # the same floats, not close ones
+        assert [terms[j] for j in range(len(docs))] == [expected_terms[j] for j in range(len(docs))]
+        again = pickle.loads(pickle.dumps(terms))
+        assert (again.hits == expected_terms.hits).all() and again.labels == expected_terms.labels
+
+
+def test_small_corpus_top_k_sums_like_one_add_per_term():
+    entries, questions = _word_catalog()
+    bm25 = RouterIndex(entries).bm25
+    for q in questions:
+        weights = {t: 1.0 + 0.25 * k for k, t in enumerate(dict.fromkeys(signals.analyze(q)))}
+        acc, pool, floor = bm25._accumulate_small(weights)
+        walk = sorted(
+            ((bm25.span(t), w) for t, w in weights.items() if bm25.span(t) is not None),
+            key=lambda sw: -sw[0][3] * sw[1],
+        )
+        expected = acc * 0.0
+        for (start, end, _, _), w in walk:
+            expected[bm25._postings.indices[start:end]] += bm25._postings.data[start:end] * w
+        assert acc.tolist() == expected.tolist()
+        assert pool.tolist() == [i for i, v in enumerate(expected.tolist()) if v]
+
+
+def test_document_rows_are_cached_for_a_bounded_number_of_terms(monkeypatch):
+    from knowledge.retrieval import bm25 as bm25_module
+
+    monkeypatch.setattr(bm25_module, "_DOC_ROWS_MAX", 2)
+    entries, _ = _word_catalog()
+    bm25 = RouterIndex(entries).bm25
+    for term in ("prazo", "amostr", "envi", "sang", "xqzw"):
+        row = bm25.doc_row(term)
+        assert row.tolist() == bm25.contains(term, list(range(len(entries)))).tolist()
+    assert len(bm25._doc_rows) == 2
