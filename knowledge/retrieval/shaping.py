@@ -212,11 +212,18 @@ def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[in
         return {i: max(0.0, s) for i, s in o.fused.items()}, o.why
     best_score: dict[int, float] = {}
     why: dict[int, list[Note]] = {}
+    why_get = why.get
     for p, o in enumerate(outcomes):
         for i, s in o.fused.items():
             best_score[i] = max(best_score.get(i, 0.0), s)
+        tag = (p,)
         for i, notes in o.why.items():
-            why.setdefault(i, []).extend((*n, p) for n in notes)
+            tagged = [n + tag for n in notes]  # (*note, part)
+            known = why_get(i)
+            if known is None:
+                why[i] = tagged
+            else:
+                known.extend(tagged)
     return best_score, why
 
 
