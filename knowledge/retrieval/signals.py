@@ -257,12 +257,14 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
     return covered / total, MatchedTerms(tuple(labels), hits)
 
 
-def _small_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) -> tuple[list[float], MatchedTerms]:
-    """``coverage`` on a small corpus, each term's hits read from its cached document row: the same numbers.
+def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) -> tuple[list[float], MatchedTerms]:
+    """``coverage`` of a hit list, each term's hits read from its cached document row: the same numbers.
 
-    A one-term slot adds ``min(value, denom)`` where the term is held and 0.0 elsewhere, which is
-    ``np.minimum(hit * value, denom)`` for ``denom ≥ 0`` (always: an IDF); other slots take the
-    general pass. Sums are added in slot order, then divided by the same total.
+    A term without a row (past the rows' memory budget) is looked up as ``coverage`` does
+    (``contains``): both give the same booleans. A one-term slot adds ``min(value, denom)``
+    where the term is held and 0.0 elsewhere, which is ``np.minimum(hit * value, denom)`` for
+    ``denom ≥ 0`` (always: an IDF); other slots take the general pass. Sums are added in slot
+    order, then divided by the same total.
     """
     total = sum(s.denom for s in slots) or 1.0
     n = len(docs)
@@ -271,6 +273,11 @@ def _small_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) 
     bm25 = index.bm25
     doc_row, idf = bm25.doc_row, bm25.idf
     at = np.asarray(docs, dtype=np.int64)
+
+    def held_by(term: str) -> np.ndarray:
+        row = doc_row(term)
+        return row[at] if row is not None else bm25.contains(term, at)
+
     covered = np.zeros(n)
     labels: list[str] = []
     rows: list[np.ndarray] = []
@@ -282,13 +289,13 @@ def _small_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) 
         denom = slot.denom
         if len(valued) == 1 and denom >= 0:
             value = valued[0][1]
-            held = doc_row(valued[0][0])[at]
+            held = held_by(valued[0][0])
             rows.append(held)
             covered += held * (value if value < denom else denom)
             continue
         best = None
         for t, value in valued:
-            hit = doc_row(t)[at] * value
+            hit = held_by(t) * value
             best = hit if best is None else np.maximum(best, hit)
         rows.append(best > 0)
         covered += np.minimum(best, denom)
@@ -481,11 +488,7 @@ def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], 
         return
     docs = [i for i, _ in kw_hits] + [i for i, _ in hits]
     # Coverage is per document: computing it once over both lists gives each the same values.
-    if index.bm25.doc_row("") is not None:  # a small corpus
-        covered, matched = _small_coverage(index, content, docs)
-    else:
-        covered, matched = coverage(index, content, np.asarray(docs, dtype=np.int64))
-        covered = covered.tolist()
+    covered, matched = _candidate_coverage(index, content, docs)
     n_kw = len(kw_hits)
     if kw_hits:
         _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw])

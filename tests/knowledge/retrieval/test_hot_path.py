@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from knowledge.retrieval import Entry, RouterIndex, signals
 from knowledge.retrieval.fusion import estimate_tokens
 
@@ -46,14 +48,19 @@ def _word_catalog(n: int = 120) -> tuple[list[Entry], list[str]]:
     return entries, questions
 
 
-def test_small_corpus_coverage_gives_the_numpy_pass_numbers_and_terms():
+@pytest.mark.parametrize("rows", ["cached", "over budget"])
+def test_candidate_coverage_gives_the_numpy_pass_numbers_and_terms(rows, monkeypatch):
     import pickle
 
     import numpy as np
 
+    from knowledge.retrieval import bm25 as bm25_module
+
     entries, questions = _word_catalog()
+    if rows == "over budget":
+        # Three rows fit: the other terms are looked up with `contains`, as `coverage` does.
+        monkeypatch.setattr(bm25_module, "_DOC_ROWS_BYTES", 3 * len(entries))
     index = RouterIndex(entries)
-    assert index.bm25.doc_row("prazo") is not None  # the small-corpus path is the one taken
     rng = np.random.default_rng(3)
     # Hand-made slots too: a value above its denominator (the min bites), several terms at their
     # own weights (the max), a term unknown to the index next to a known one.
@@ -65,7 +72,7 @@ def test_small_corpus_coverage_gives_the_numpy_pass_numbers_and_terms():
     for slots in [signals.query_slots(index, q) for q in questions] + crafted:
         docs = rng.integers(0, len(entries), 50).tolist()  # duplicates included, as kw + bm25 hits have
         expected, expected_terms = signals.coverage(index, slots, np.asarray(docs, dtype=np.int64))
-        got, terms = signals._small_coverage(index, slots, docs)
+        got, terms = signals._candidate_coverage(index, slots, docs)
         assert got == expected.tolist()  # the same floats, not close ones
         assert [terms[j] for j in range(len(docs))] == [expected_terms[j] for j in range(len(docs))]
         again = pickle.loads(pickle.dumps(terms))
@@ -89,13 +96,15 @@ def test_small_corpus_top_k_sums_like_one_add_per_term():
         assert pool.tolist() == [i for i, v in enumerate(expected.tolist()) if v]
 
 
-def test_document_rows_are_cached_for_a_bounded_number_of_terms(monkeypatch):
+def test_document_rows_are_cached_within_a_byte_budget(monkeypatch):
     from knowledge.retrieval import bm25 as bm25_module
 
-    monkeypatch.setattr(bm25_module, "_DOC_ROWS_MAX", 2)
     entries, _ = _word_catalog()
+    monkeypatch.setattr(bm25_module, "_DOC_ROWS_BYTES", 2 * len(entries))
     bm25 = RouterIndex(entries).bm25
-    for term in ("prazo", "amostr", "envi", "sang", "xqzw"):
-        row = bm25.doc_row(term)
-        assert row.tolist() == bm25.contains(term, list(range(len(entries)))).tolist()
-    assert len(bm25._doc_rows) == 2
+    everyone = list(range(len(entries)))
+    assert bm25.doc_row("xqzw") is None  # unknown: nothing cached
+    for term in ("praz", "amostr"):
+        assert bm25.doc_row(term).tolist() == bm25.contains(term, everyone).tolist()
+    assert bm25.doc_row("envi") is None and bm25.doc_row("praz") is not None
+    assert len(bm25._doc_rows) == 2 and bm25._doc_rows_bytes == 2 * len(entries)
