@@ -47,6 +47,9 @@ _CHUNK = 1 << 20
 _SMALL_CORPUS = 4096
 # Bytes of per-term document rows (doc_row) an index keeps.
 _DOC_ROWS_BYTES = 8 << 20
+# Past this many documents the budget holds too few rows to pay (80 at 100k) and a row is a
+# cache-missing 100 KB array: coverage uses ``contains`` there, as before.
+_DOC_ROWS_MAX_DOCS = 16_384
 
 
 def _np(values: array, dtype) -> np.ndarray:
@@ -348,11 +351,12 @@ class SparseBM25Index:
         For the coverage of a question's ~80 candidates: one fancy index per term instead of a
         binary search through its postings (``contains``, which the caller falls back to). Rows
         are kept for the first terms asked, up to ``_DOC_ROWS_BYTES`` in all (n_docs bytes a
-        term: 8,192 terms at 1,000 documents, 800 at 10,000, 80 at 100,000).
+        term: 8,192 terms at 1,000 documents, 800 at 10,000), on corpora of at most
+        ``_DOC_ROWS_MAX_DOCS`` documents.
         """
         row = self._doc_rows.get(term)
         if row is None:
-            if self._doc_rows_bytes + self.n_docs > _DOC_ROWS_BYTES:
+            if self.n_docs > _DOC_ROWS_MAX_DOCS or self._doc_rows_bytes + self.n_docs > _DOC_ROWS_BYTES:
                 return None
             span = self.span(term)
             if span is None:

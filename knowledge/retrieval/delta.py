@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .bm25 import _DOC_ROWS_BYTES, SparseBM25Index, _as_weighted
+from .bm25 import _DOC_ROWS_BYTES, _DOC_ROWS_MAX_DOCS, SparseBM25Index, _as_weighted
 from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
@@ -205,7 +205,7 @@ class MergedBM25Index:
         """One bool per slot: does it hold ``term``? None when unknown or past the budget (``SparseBM25Index.doc_row``)."""
         row = self._doc_rows.get(term)
         if row is None:
-            if self._doc_rows_bytes + self.n_slots > _DOC_ROWS_BYTES:
+            if self.n_slots > _DOC_ROWS_MAX_DOCS or self._doc_rows_bytes + self.n_slots > _DOC_ROWS_BYTES:
                 return None
             found = self._term(term)
             if found is None:
