@@ -198,7 +198,9 @@ class MatchedTerms:
 
     __slots__ = ("labels", "_hits", "_rows", "_n", "_columns")
 
-    def __init__(self, labels: tuple[str, ...], hits: np.ndarray | None, rows: list[np.ndarray] | None = None, n: int = 0):
+    def __init__(
+        self, labels: tuple[str, ...], hits: np.ndarray | None, rows: list[np.ndarray] | None = None, n: int = 0
+    ):
         self.labels = labels
         self._hits = hits  # bool, slots × documents (None: stacked from ``rows`` when asked)
         self._rows = rows
