@@ -212,11 +212,18 @@ def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[in
         return {i: max(0.0, s) for i, s in o.fused.items()}, o.why
     best_score: dict[int, float] = {}
     why: dict[int, list[Note]] = {}
+    why_get = why.get
     for p, o in enumerate(outcomes):
         for i, s in o.fused.items():
             best_score[i] = max(best_score.get(i, 0.0), s)
+        tag = (p,)
         for i, notes in o.why.items():
-            why.setdefault(i, []).extend((*n, p) for n in notes)
+            tagged = [n + tag for n in notes]  # (*note, part)
+            known = why_get(i)
+            if known is None:
+                why[i] = tagged
+            else:
+                known.extend(tagged)
     return best_score, why
 
 
@@ -339,18 +346,22 @@ def shape(
         row = (h, "full", best_score.get(i, 0.0), why.get(i, no_notes), body, index.body_tokens(i) if body else 0)
         (rules if h[3] == KIND_RULE else full).append(row)
     in_full = set(full_set)
+    why_get, add_listed = why.get, listed.append
     for i in relevant:
         if i in in_full:
             continue
         h = heads[i] or head(i)
         kind = h[3]
+        notes = why_get(i, no_notes)
         if kind == KIND_PROCEDURE:
-            procedures.append((h, "name", best_score[i], why.get(i, no_notes), None, 0))
+            procedures.append((h, "name", best_score[i], notes, None, 0))
             continue
-        notes = why.get(i, no_notes)
-        if i in over_budget:
+        if over_budget and i in over_budget:
             notes = [*notes, _BUDGET_NOTE]
-        (rules if kind == KIND_RULE else listed).append((h, "listed", best_score[i], notes, None, 0))
+        if kind == KIND_RULE:
+            rules.append((h, "listed", best_score[i], notes, None, 0))
+        else:
+            add_listed((h, "listed", best_score[i], notes, None, 0))
     return RouteResult(
         catalog_version=index.version,
         parts=[o.text for o in outcomes],

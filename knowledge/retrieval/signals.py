@@ -191,16 +191,27 @@ def query_weights(slots: Sequence[Slot]) -> dict[str, float]:
 class MatchedTerms:
     """Which of the question's terms each document of a coverage pass holds; ``matched[j]`` lists them.
 
-    Kept as one boolean row per slot and listed only for the reasons that are shown (all
-    columns at once, on the first reason formatted). Plain data: it pickles as labels + matrix.
+    Kept as one boolean row per slot (stacked into a matrix only when asked) and listed only for
+    the reasons that are shown (all columns at once, on the first reason formatted). Plain data:
+    it pickles as labels + matrix.
     """
 
-    __slots__ = ("labels", "hits", "_columns")
+    __slots__ = ("labels", "_hits", "_rows", "_n", "_columns")
 
-    def __init__(self, labels: tuple[str, ...], hits: np.ndarray):
+    def __init__(
+        self, labels: tuple[str, ...], hits: np.ndarray | None, rows: list[np.ndarray] | None = None, n: int = 0
+    ):
         self.labels = labels
-        self.hits = hits  # bool, slots × documents
+        self._hits = hits  # bool, slots × documents (None: stacked from ``rows`` when asked)
+        self._rows = rows
+        self._n = n
         self._columns: list[list[bool]] | None = None
+
+    @property
+    def hits(self) -> np.ndarray:
+        if self._hits is None:
+            self._hits = np.vstack(self._rows) if self._rows else np.zeros((0, self._n), dtype=bool)
+        return self._hits
 
     def __getitem__(self, j: int) -> list[str]:
         columns = self._columns
@@ -215,8 +226,9 @@ class MatchedTerms:
         return self.labels, self.hits
 
     def __setstate__(self, state) -> None:
-        self.labels, self.hits = state
-        self._columns = None
+        self.labels, self._hits = state
+        self._rows = self._columns = None
+        self._n = 0
 
 
 def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tuple[np.ndarray, MatchedTerms]:
@@ -245,6 +257,51 @@ def coverage(index: RouterIndex, slots: Sequence[Slot], docs: np.ndarray) -> tup
         covered += np.minimum(best, slot.denom)
     hits = np.vstack(rows) if rows else np.zeros((0, n), dtype=bool)
     return covered / total, MatchedTerms(tuple(labels), hits)
+
+
+def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[int]) -> tuple[list[float], MatchedTerms]:
+    """``coverage`` of a hit list, each term's hits read from its cached document row: the same numbers.
+
+    A term without a row (past the rows' memory budget) is looked up as ``coverage`` does
+    (``contains``): both give the same booleans. A one-term slot adds ``min(value, denom)``
+    where the term is held and 0.0 elsewhere, which is ``np.minimum(hit * value, denom)`` for
+    ``denom ≥ 0`` (always: an IDF); other slots take the general pass. Sums are added in slot
+    order, then divided by the same total.
+    """
+    total = sum(s.denom for s in slots) or 1.0
+    n = len(docs)
+    if n == 0:
+        return [], MatchedTerms((), np.zeros((0, 0), dtype=bool))
+    bm25 = index.bm25
+    doc_row, idf = bm25.doc_row, bm25.idf
+    at = np.asarray(docs, dtype=np.int64)
+
+    def held_by(term: str) -> np.ndarray:
+        row = doc_row(term)
+        return row[at] if row is not None else bm25.contains(term, at)
+
+    covered = np.zeros(n)
+    labels: list[str] = []
+    rows: list[np.ndarray] = []
+    for slot in slots:
+        valued = [(t, value) for t in slot.terms if (value := slot.weight_of(t) * idf(t)) > 0]
+        if not valued:
+            continue
+        labels.append(slot.label)
+        denom = slot.denom
+        if len(valued) == 1 and denom >= 0:
+            value = valued[0][1]
+            held = held_by(valued[0][0])
+            rows.append(held)
+            covered += held * (value if value < denom else denom)
+            continue
+        best = None
+        for t, value in valued:
+            hit = held_by(t) * value
+            best = hit if best is None else np.maximum(best, hit)
+        rows.append(best > 0)
+        covered += np.minimum(best, denom)
+    return (covered / total).tolist(), MatchedTerms(tuple(labels), None, rows, n)
 
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
@@ -351,7 +408,9 @@ def keyword_hits(
             w = kw.weight
             for i in kw.carriers.tolist():
                 summed[i] = get(i, 0.0) + w
-        best = sorted(summed.items(), key=lambda kv: (-kv[1], kv[0]))[:limit]
+        # (-score, position) without a tuple per entry: positions sorted, then stably by score.
+        order = sorted(sorted(summed), key=summed.__getitem__, reverse=True)[:limit]
+        best = [(i, summed[i]) for i in order]
     else:
         carriers = [kw.carriers for kw in matched]
         docs = np.concatenate(carriers)
@@ -429,11 +488,10 @@ def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], 
     hits = index.bm25.top_k(query, index.config.bm25_top_k) if query else []
     if not kw_hits and not hits:
         return
-    docs = np.asarray([i for i, _ in kw_hits] + [i for i, _ in hits], dtype=np.int64)
+    docs = [i for i, _ in kw_hits] + [i for i, _ in hits]
     # Coverage is per document: computing it once over both lists gives each the same values.
-    covered, matched = coverage(index, content, docs)
+    covered, matched = _candidate_coverage(index, content, docs)
     n_kw = len(kw_hits)
-    covered = covered.tolist()
     if kw_hits:
         _keyword_signal(index, signals, kw_hits, kw_matched, covered[:n_kw])
     if hits:
@@ -446,11 +504,18 @@ def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_cov
     ranking = signals.rankings.setdefault("keyword", [])
     full_coverage = index.config.full_coverage
     entry_keywords = index.entry_keywords
-    note, eligible = signals.note, signals.eligible
+    eligible, why = signals.eligible, signals.why
+    why_get = why.get
     for r, ((i, _score), cov) in enumerate(zip(hits, kw_coverage), 1):
         ranking.append(i)
         strong = cov >= full_coverage
-        note(i, "keyword", r, (_keyword_detail, entry_keywords[i], matched, cov, strong))
+        # signals.note, inlined (one call less per hit).
+        note = ("keyword", r, (_keyword_detail, entry_keywords[i], matched, cov, strong))
+        notes = why_get(i)
+        if notes is None:
+            why[i] = [note]
+        else:
+            notes.append(note)
         if strong:
             eligible.add(i)
 
@@ -463,7 +528,8 @@ def _bm25_signal(
     floor = bm25_floor(index, query)
     best = hits[0][1] - floor
     listed_coverage, full_coverage, full_relative = cfg.listed_coverage, cfg.full_coverage, cfg.full_relative_score
-    note, eligible = signals.note, signals.eligible
+    eligible, why, relative, coverages = signals.eligible, signals.why, signals.bm25_relative, signals.bm25_coverage
+    why_get = why.get
     ranked: list[int] = []
     for j, (i, score) in enumerate(hits, start=offset):
         cov = covered[j]
@@ -471,10 +537,16 @@ def _bm25_signal(
             continue
         ranked.append(i)
         rel = (score - floor) / best if best > 0 else 0.0
-        signals.bm25_relative[i] = rel
-        signals.bm25_coverage[i] = cov
+        relative[i] = rel
+        coverages[i] = cov
         strong = cov >= full_coverage and rel >= full_relative
-        note(i, "bm25", len(ranked), (_bm25_detail, score, cov, matched, j, strong))
+        # signals.note, inlined (one call less per hit).
+        note = ("bm25", len(ranked), (_bm25_detail, score, cov, matched, j, strong))
+        notes = why_get(i)
+        if notes is None:
+            why[i] = [note]
+        else:
+            notes.append(note)
         if strong:
             eligible.add(i)
     if ranked:

@@ -2,6 +2,8 @@
 
 import re
 
+import pytest
+
 from knowledge.retrieval import Entry, RouterIndex, signals
 from knowledge.retrieval.fusion import estimate_tokens
 
@@ -22,3 +24,96 @@ def test_the_per_term_slot_cache_is_bounded(monkeypatch):
     assert len(index.__dict__["_slots_by_term"]) == 3
     # A cached slot answers like a fresh one.
     assert index.route("prazo sanger").full_ids == RouterIndex(index.entries).route("prazo sanger").full_ids
+
+
+def _word_catalog(n: int = 120) -> tuple[list[Entry], list[str]]:
+    import random
+
+    rng = random.Random(17)
+    words = ["prazo", "amostra", "envio", "preço", "sanger", "coleta", "laudo", "exame", "sangue", "urina"]
+    words += [f"termo{k}" for k in range(40)]
+    entries = [
+        Entry(
+            f"PKG_{i:04d}",
+            " ".join(rng.sample(words, 3)),
+            summary=" ".join(rng.sample(words, 6)),
+            keywords=(" ".join(rng.sample(words, 2)),),
+            body=" ".join(rng.choices(words, k=40)),
+        )
+        for i in range(n)
+    ]
+    # Typos ("amostar", "prazp") give slots of several corrections, each at its own value.
+    questions = [" ".join(rng.sample(words, rng.randint(1, 6))) for _ in range(60)]
+    questions += ["prazp da amostar", "qual o prazo e o preço do sanger", "xqzw coleta"]
+    return entries, questions
+
+
+@pytest.mark.parametrize("rows", ["cached", "over budget"])
+def test_candidate_coverage_gives_the_numpy_pass_numbers_and_terms(rows, monkeypatch):
+    import pickle
+
+    import numpy as np
+
+    from knowledge.retrieval import bm25 as bm25_module
+
+    entries, questions = _word_catalog()
+    if rows == "over budget":
+        # Three rows fit: the other terms are looked up with `contains`, as `coverage` does.
+        monkeypatch.setattr(bm25_module, "_DOC_ROWS_BYTES", 3 * len(entries))
+    index = RouterIndex(entries)
+    rng = np.random.default_rng(3)
+    # Hand-made slots too: a value above its denominator (the min bites), several terms at their
+    # own weights (the max), a term unknown to the index next to a known one.
+    crafted = [
+        [signals.Slot(["praz"], 2.0, 0.5, "prazo"), signals.Slot(["sang"], 1.0, 3.0, "sanger")],
+        [signals.Slot(["praz", "amostr", "xqzw"], 0.7, 1.2, "p", {"praz": 0.7, "amostr": 0.3, "xqzw": 1.0})],
+        [signals.Slot(["colet", "laud"], 0.4, 0.1, "c", {"colet": 0.4, "laud": 2.0}), signals.Slot([], 0.0, 2.0, "?")],
+    ]
+    for slots in [signals.query_slots(index, q) for q in questions] + crafted:
+        docs = rng.integers(0, len(entries), 50).tolist()  # duplicates included, as kw + bm25 hits have
+        expected, expected_terms = signals.coverage(index, slots, np.asarray(docs, dtype=np.int64))
+        got, terms = signals._candidate_coverage(index, slots, docs)
+        assert got == expected.tolist()  # the same floats, not close ones
+        assert [terms[j] for j in range(len(docs))] == [expected_terms[j] for j in range(len(docs))]
+        again = pickle.loads(pickle.dumps(terms))
+        assert (again.hits == expected_terms.hits).all() and again.labels == expected_terms.labels
+
+
+def test_small_corpus_top_k_sums_like_one_add_per_term():
+    entries, questions = _word_catalog()
+    bm25 = RouterIndex(entries).bm25
+    for q in questions:
+        weights = {t: 1.0 + 0.25 * k for k, t in enumerate(dict.fromkeys(signals.analyze(q)))}
+        acc, pool, floor = bm25._accumulate_small(weights)
+        walk = sorted(
+            ((bm25.span(t), w) for t, w in weights.items() if bm25.span(t) is not None),
+            key=lambda sw: -sw[0][3] * sw[1],
+        )
+        expected = acc * 0.0
+        for (start, end, _, _), w in walk:
+            expected[bm25._postings.indices[start:end]] += bm25._postings.data[start:end] * w
+        assert acc.tolist() == expected.tolist()
+        assert pool.tolist() == [i for i, v in enumerate(expected.tolist()) if v]
+
+
+def test_document_rows_are_cached_within_a_byte_budget(monkeypatch):
+    from knowledge.retrieval import bm25 as bm25_module
+
+    entries, _ = _word_catalog()
+    monkeypatch.setattr(bm25_module, "_DOC_ROWS_BYTES", 2 * len(entries))
+    bm25 = RouterIndex(entries).bm25
+    everyone = list(range(len(entries)))
+    assert bm25.doc_row("xqzw") is None  # unknown: nothing cached
+    for term in ("praz", "amostr"):
+        assert bm25.doc_row(term).tolist() == bm25.contains(term, everyone).tolist()
+    assert bm25.doc_row("envi") is None and bm25.doc_row("praz") is not None
+    assert len(bm25._doc_rows) == 2 and bm25._doc_rows_bytes == 2 * len(entries)
+
+
+def test_a_big_corpus_keeps_no_document_rows(monkeypatch):
+    from knowledge.retrieval import bm25 as bm25_module
+
+    entries, _ = _word_catalog()
+    monkeypatch.setattr(bm25_module, "_DOC_ROWS_MAX_DOCS", len(entries) - 1)
+    bm25 = RouterIndex(entries).bm25
+    assert bm25.doc_row("praz") is None and not bm25._doc_rows
