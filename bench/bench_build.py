@@ -15,7 +15,8 @@ what the first process of a catalog version does). Prints one JSON line:
 - ``rss_after_build``; with ``--write``: ``write`` / ``write_cpu`` (tables export +
   segment write), ``peak_write`` (peak of build + write) and ``segment_sha1`` (of
   ``arrays.bin``: equal between branches when the segment is byte-identical; run both
-  with the same ``PYTHONHASHSEED``, the typo table's order follows string hashing).
+  with the same ``PYTHONHASHSEED``, the typo table's order follows string hashing). The write
+  follows ``knowledge.index_store``: the index's Python tables are dropped once exported.
 
 Linux only (reads /proc). One build per process: run it once per branch, back to back.
 """
@@ -69,7 +70,9 @@ def main() -> None:
         directory = Path(tempfile.mkdtemp(prefix="bench-build-"))
         try:
             started, cpu = time.perf_counter(), time.process_time()
-            segment_write(directory, "bench", index.bm25, tables=index.shared_tables())
+            bm25, tables = index.bm25, index.shared_tables()
+            del index  # as knowledge.index_store does: the Python tables go before the write
+            segment_write(directory, "bench", bm25, tables=tables)
             out["write"], out["write_cpu"] = time.perf_counter() - started, time.process_time() - cpu
             out["peak_write"] = _status_mb("VmHWM")
             digest = hashlib.sha1()
