@@ -287,9 +287,10 @@ def run_segment_write(size: int, directory: str, queue) -> None:
     entries, _, _ = make_catalog(size)
     started, cpu = time.perf_counter(), time.process_time()
     index = RouterIndex(entries)
-    tables = index.shared_tables()
+    bm25, tables = index.bm25, index.shared_tables()
+    del index  # as knowledge.index_store does: the Python tables go before the write
     written, written_cpu = time.perf_counter(), time.process_time()
-    segment_write(Path(directory), "bench", index.bm25, tables=tables)
+    segment_write(Path(directory), "bench", bm25, tables=tables)
     segment = segment_path(Path(directory), "bench")
     queue.put(
         {

@@ -248,7 +248,10 @@ class SparseBM25Index:
         np.cumsum(doc_freq, out=indptr[1:])
         total = int(indptr[-1])
         indices = np.empty(total, dtype=np.int32)
-        tf = np.empty(total, dtype=np.float64)
+        # Frequencies given exactly as float32 (``postings.weighted_parts`` with dyadic field weights) are
+        # placed as float32: that array is the one kept (``tf``), and no float64 copy of it is made.
+        narrow = all(values.dtype == np.float32 for _, _, values in parts)
+        tf = np.empty(total, dtype=np.float32 if narrow else np.float64)
         slot = indptr[:-1].copy()  # each term's next free posting
         parts.reverse()  # consumed from the end: popping frees each part once placed
         while parts:
@@ -272,17 +275,23 @@ class SparseBM25Index:
         # The raw weighted frequencies stay (float32 when that is exact, as with the
         # default field weights): a delta segment recomputes weights from them
         # with the merged corpus's statistics (knowledge/retrieval/delta.py).
-        tf32 = tf.astype(np.float32)
-        kept_tf = tf32 if np.array_equal(tf32, tf) else tf.copy()
-        del tf32
-        # data = idf · tf(k1+1) / (tf + norm), in place and in chunks: full-size
-        # temporaries would double the build's peak memory on big catalogs.
-        data = tf
+        if narrow:
+            kept_tf = tf
+            data = np.empty(total, dtype=np.float64)
+        else:
+            tf32 = tf.astype(np.float32)
+            kept_tf = tf32 if np.array_equal(tf32, tf) else tf.copy()
+            del tf32
+            data = tf  # overwritten in place below
+        # data = idf · tf(k1+1) / (tf + norm), in chunks: full-size temporaries
+        # would double the build's peak memory on big catalogs.
         for start in range(0, data.size, _CHUNK):
             end = min(start + _CHUNK, data.size)
-            chunk = data[start:end]
+            chunk = kept_tf[start:end].astype(np.float64) if narrow else data[start:end]
             term_of = np.searchsorted(indptr, np.arange(start, end), side="right") - 1
             chunk *= idf[term_of] * (k1 + 1) / (chunk + norm[indices[start:end]])
+            if narrow:
+                data[start:end] = chunk
         term_max = np.zeros(n_terms)
         nonempty = doc_freq > 0
         if len(data):

@@ -91,6 +91,33 @@ def _package_key(name: str) -> str:
     return name if _CANONICAL_KEY_RE.fullmatch(name) else normalize_package_key(name)
 
 
+def _release_free_heap() -> None:
+    """Give the C heap's free pages back to the system (glibc ``malloc_trim``); elsewhere a no-op.
+
+    The build's batches (numpy temporaries of a few MB each) are served from the C heap once
+    glibc's adaptive mmap threshold has risen; freed, they leave holes that Python's own objects
+    (pymalloc arenas, mapped apart) never reuse, so without this they stay resident for the rest of
+    the build and after it.
+    """
+    trim = _MALLOC_TRIM
+    if trim is not None:
+        trim(0)
+
+
+def _malloc_trim():
+    import ctypes
+    import ctypes.util
+
+    try:
+        libc = ctypes.CDLL(ctypes.util.find_library("c") or "libc.so.6")
+        return libc.malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl, macOS): nothing to trim
+        return None
+
+
+_MALLOC_TRIM = _malloc_trim()
+
+
 class RouterIndex:
     """Everything the router needs about one catalog version, built once."""
 
@@ -122,6 +149,7 @@ class RouterIndex:
                 b=self.config.b,
                 delta=self.config.delta,
             )
+            _release_free_heap()
         elif bm25.n_docs != len(self.entries):
             raise ValueError(f"BM25 segment of {bm25.n_docs} documents for {len(self.entries)} entries")
         self.bm25 = bm25

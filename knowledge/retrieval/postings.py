@@ -91,9 +91,12 @@ class _TermTable:
         """Chunk ids of every text in order, and how many each text has (C-level work per token)."""
         splits = [text.split() for text in texts]
         lens = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
-        # One pass: a chunk not seen before is registered by ``_Chunks.__missing__`` as the map meets it.
-        ids = list(map(self.chunks.__getitem__, chain.from_iterable(splits)))
-        return np.array(ids, dtype=np.int64), lens
+        # One pass: a chunk not seen before is registered by ``_Chunks.__missing__`` as the map meets it;
+        # read straight into the array (no list of Python ints in between).
+        ids = np.fromiter(
+            map(self.chunks.__getitem__, chain.from_iterable(splits)), dtype=np.int64, count=int(lens.sum())
+        )
+        return ids, lens
 
     def identifier_term_ids(self, text: str, ids: array) -> int:
         terms = analyze_identifier(text)
@@ -126,6 +129,9 @@ def weighted_parts(
     Each part is ``(term ids, doc ids, weighted frequencies)`` of one batch, in
     document order (within a document, by term id), one per (term, document)
     with a positive weighted frequency; ``SparseBM25Index.from_parts`` reads them.
+    The frequencies are float32 when that holds them exactly (the default, dyadic
+    field weights: a count times a weight is a short binary fraction), else float64:
+    the parts are the build's largest transient (13.5 M triplets at 100k entries).
     """
     table = _TermTable()
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -157,7 +163,7 @@ def weighted_triplets(
         vocabulary,
         np.concatenate([terms for terms, _, _ in parts]).astype(np.int32, copy=False),
         np.concatenate([docs for _, docs, _ in parts]).astype(np.int32, copy=False),
-        np.concatenate([values for _, _, values in parts]),
+        np.concatenate([values for _, _, values in parts]).astype(np.float64, copy=False),
         lengths,
     )
 
@@ -207,4 +213,8 @@ def _chunk_triplets(table: _TermTable, chunk: Sequence[EntryLike], weights: list
     unique = keys[starts]
     positive = summed > 0
     unique, summed = unique[positive], summed[positive]
+    narrow = summed.astype(np.float32)
+    if np.array_equal(narrow, summed):
+        summed = narrow  # exact: half the bytes while the batch waits to be placed
+    del narrow
     return (unique % n_terms).astype(np.int32), (unique // n_terms).astype(np.int32), summed

@@ -169,6 +169,8 @@ def test_postings_placed_batch_by_batch_are_bit_identical_to_one_sort_of_every_t
     monkeypatch.setattr(postings, "CHUNK_ENTRIES", 3)  # many small batches, terms spread over them
     vocabulary, parts, lengths = postings.weighted_parts(entries, DEFAULT_FIELD_WEIGHTS)
     assert len(parts) > 3
+    # Dyadic field weights: the batches hold their frequencies as float32 (exact), placed without a float64 copy.
+    assert {values.dtype for _, _, values in parts} == {np.dtype(np.float32)}
     whole = SparseBM25Index.from_triplets(*postings.weighted_triplets(entries, DEFAULT_FIELD_WEIGHTS))
     by_parts = SparseBM25Index.from_parts(vocabulary, parts, lengths)
     assert parts == []  # each batch is let go once its postings are placed
@@ -184,3 +186,24 @@ def postings_catalog():
     from pathlib import Path
 
     return Path(__file__).resolve().parents[3] / "knowledge" / "catalog"
+
+
+def test_postings_with_weights_float32_cannot_hold_are_placed_as_float64_and_stay_bit_identical(monkeypatch):
+    from knowledge.offline_catalog import load_package_folder
+    from knowledge.retrieval import postings
+    from knowledge.retrieval.entries import DEFAULT_FIELD_WEIGHTS
+
+    entries = load_package_folder(postings_catalog())
+    weights = {**DEFAULT_FIELD_WEIGHTS, "title": 2.3, "summary": 1.1}  # not dyadic: w·count rounds in float32
+    monkeypatch.setattr(postings, "CHUNK_ENTRIES", 3)
+    vocabulary, parts, lengths = postings.weighted_parts(entries, weights)
+    assert np.dtype(np.float64) in {values.dtype for _, _, values in parts}
+    whole = SparseBM25Index.from_triplets(*postings.weighted_triplets(entries, weights))
+    by_parts = SparseBM25Index.from_parts(vocabulary, parts, lengths)
+    for name in ("indptr", "indices", "data"):
+        a, b = getattr(whole._postings, name), getattr(by_parts._postings, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    for name in ("idf_values", "doc_freq", "term_max", "lengths", "tf"):
+        a, b = getattr(whole, name), getattr(by_parts, name)
+        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    assert by_parts.tf.dtype == np.float64

@@ -1,0 +1,90 @@
+"""Router index build at one size, in this process: time, CPU, and the peak RSS counted two ways.
+
+    python bench/bench_build.py [--size 100000] [--write]
+
+Generates ``bench_router``'s synthetic catalog, then builds ``RouterIndex`` over it
+(and with ``--write`` exports the per-entry tables and writes the shared segment,
+what the first process of a catalog version does). Prints one JSON line:
+
+- ``rss_before``: RSS once the catalog is generated (the interpreter, numpy and the
+  entries: what the building process holds before the build starts);
+- ``build`` / ``build_cpu``: wall and CPU seconds of ``RouterIndex(entries)``;
+- ``peak_build``: peak RSS during the build alone (the kernel's high-water mark is
+  reset after the catalog is generated: ``/proc/self/clear_refs``), and
+  ``peak_build_above_catalog`` = ``peak_build - rss_before``;
+- ``rss_after_build``; with ``--write``: ``write`` / ``write_cpu`` (tables export +
+  segment write), ``peak_write`` (peak of build + write) and ``segment_sha1`` (of
+  ``arrays.bin``: equal between branches when the segment is byte-identical; run both
+  with the same ``PYTHONHASHSEED``, the typo table's order follows string hashing). The write
+  follows ``knowledge.index_store``: the index's Python tables are dropped once exported.
+
+Linux only (reads /proc). One build per process: run it once per branch, back to back.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import hashlib
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(ROOT / "bench"))
+
+import bench_router  # noqa: E402
+
+
+def _status_mb(field: str) -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith(field + ":"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--size", type=int, default=100_000)
+    parser.add_argument("--write", action="store_true", help="also export the tables and write the segment")
+    args = parser.parse_args()
+    entries, _, _ = bench_router.make_catalog(args.size)
+    from knowledge.retrieval.index import RouterIndex
+    from knowledge.retrieval.segments import segment_path, segment_write
+
+    gc.collect()
+    out: dict[str, object] = {"size": args.size, "load": os.getloadavg()[0], "rss_before": _status_mb("VmRSS")}
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak (VmHWM): count the build alone
+    started, cpu = time.perf_counter(), time.process_time()
+    index = RouterIndex(entries)
+    out["build"], out["build_cpu"] = time.perf_counter() - started, time.process_time() - cpu
+    out["peak_build"] = _status_mb("VmHWM")
+    out["peak_build_above_catalog"] = out["peak_build"] - out["rss_before"]
+    out["rss_after_build"] = _status_mb("VmRSS")
+    if args.write:
+        directory = Path(tempfile.mkdtemp(prefix="bench-build-"))
+        try:
+            started, cpu = time.perf_counter(), time.process_time()
+            bm25, tables = index.bm25, index.shared_tables()
+            del index  # as knowledge.index_store does: the Python tables go before the write
+            segment_write(directory, "bench", bm25, tables=tables)
+            out["write"], out["write_cpu"] = time.perf_counter() - started, time.process_time() - cpu
+            out["peak_write"] = _status_mb("VmHWM")
+            digest = hashlib.sha1()
+            with open(segment_path(directory, "bench") / "arrays.bin", "rb") as fh:
+                for block in iter(lambda: fh.read(1 << 20), b""):
+                    digest.update(block)
+            out["segment_sha1"] = digest.hexdigest()
+        finally:
+            shutil.rmtree(directory, ignore_errors=True)
+    out["load_end"] = os.getloadavg()[0]
+    print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}))
+
+
+if __name__ == "__main__":
+    main()
