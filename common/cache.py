@@ -182,14 +182,14 @@ def _backend(cache):
 def list_append(cache, key: str, value: str, *, keep: int, timeout: int) -> None:
     """Append to a bounded list in ``cache`` without losing a concurrent append: Redis's own list
     (``FailOpenRedisCache.list_append``) or, for local memory, under this process's lock. Any other
-    backend is refused: a get-then-set on a shared cache would lose one of two concurrent appends."""
+    backend (none is configured today) gets the same get-then-set under this process's lock: atomic
+    within the process only, so two processes appending at once may keep one of the two; a
+    remembered route is a hint for fetch feedback, not data, and a request must not fail for it."""
     backend = _backend(cache)
     if isinstance(backend, FailOpenRedisCache):
         backend.list_append(key, value, keep=keep, timeout=timeout)
-    elif isinstance(backend, LocMemCache):
-        local_list_append(backend, key, value, keep=keep, timeout=timeout)
     else:
-        raise TypeError(f"{type(backend).__name__} has no atomic list append")
+        local_list_append(backend, key, value, keep=keep, timeout=timeout)
 
 
 def list_items(cache, key: str) -> list[str]:

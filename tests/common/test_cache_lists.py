@@ -75,3 +75,12 @@ def test_with_redis_unreachable_the_list_lives_in_local_memory(monkeypatch):
         assert cache_module._fallbacks[location].get(key) == ["a", "b"]
     finally:
         cache_module._fallbacks[location].delete(key)
+
+
+def test_another_backend_keeps_the_list_rather_than_failing_the_request(tmp_path):
+    from django.core.cache.backends.filebased import FileBasedCache
+
+    other = FileBasedCache(str(tmp_path), {})
+    for i in range(7):
+        list_append(other, "routes", f"r{i}", keep=5, timeout=60)
+    assert list_items(other, "routes") == ["r2", "r3", "r4", "r5", "r6"]
