@@ -52,6 +52,35 @@ _DOC_ROWS_BYTES = 8 << 20
 _DOC_ROWS_MAX_DOCS = 16_384
 
 
+class DocRows:
+    """Per-term rows of one bool per document (does it hold the term?), kept for the first terms
+    asked within ``_DOC_ROWS_BYTES`` in all, and only for corpora of at most ``_DOC_ROWS_MAX_DOCS``
+    documents (``SparseBM25Index.doc_row`` and the delta's). Past either bound ``get`` returns
+    None and the caller looks the term up another way (``contains``)."""
+
+    __slots__ = ("n", "rows", "bytes")
+
+    def __init__(self, n: int):
+        self.n = n
+        self.rows: dict[str, np.ndarray] = {}
+        self.bytes = 0
+
+    def get(self, term: str, holders) -> np.ndarray | None:
+        """The term's row; ``holders(term)``: the documents holding it (an index array), None if unknown."""
+        row = self.rows.get(term)
+        if row is None:
+            if self.n > _DOC_ROWS_MAX_DOCS or self.bytes + self.n > _DOC_ROWS_BYTES:
+                return None
+            docs = holders(term)
+            if docs is None:
+                return None
+            row = np.zeros(self.n, dtype=bool)
+            row[docs] = True
+            self.rows[term] = row
+            self.bytes += self.n
+        return row
+
+
 def _np(values: array, dtype) -> np.ndarray:
     """A typed array as numpy without a copy."""
     return np.frombuffer(values, dtype=dtype) if len(values) else np.zeros(0, dtype=dtype)
@@ -129,8 +158,7 @@ class SparseBM25Index:
         self.b = b
         self.delta = delta
         self._spans: dict[str, tuple[int, int, float, float] | None] = {}
-        self._doc_rows: dict[str, np.ndarray] = {}
-        self._doc_rows_bytes = 0
+        self._doc_rows = DocRows(n_docs)
 
     # ------------------------------------------------------------------ build
 
@@ -363,18 +391,11 @@ class SparseBM25Index:
         term: 8,192 terms at 1,000 documents, 800 at 10,000), on corpora of at most
         ``_DOC_ROWS_MAX_DOCS`` documents.
         """
-        row = self._doc_rows.get(term)
-        if row is None:
-            if self.n_docs > _DOC_ROWS_MAX_DOCS or self._doc_rows_bytes + self.n_docs > _DOC_ROWS_BYTES:
-                return None
-            span = self.span(term)
-            if span is None:
-                return None
-            row = np.zeros(self.n_docs, dtype=bool)
-            row[self._postings.indices[span[0] : span[1]]] = True
-            self._doc_rows[term] = row
-            self._doc_rows_bytes += self.n_docs
-        return row
+        return self._doc_rows.get(term, self._holders)
+
+    def _holders(self, term: str) -> np.ndarray | None:
+        span = self.span(term)
+        return None if span is None else self._postings.indices[span[0] : span[1]]
 
     def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
         """Boolean per document of ``docs`` (int64 array): does it hold ``term``?"""

@@ -26,7 +26,7 @@ from collections.abc import Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 
-from .bm25 import _DOC_ROWS_BYTES, _DOC_ROWS_MAX_DOCS, SparseBM25Index, _as_weighted
+from .bm25 import DocRows, SparseBM25Index, _as_weighted
 from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
@@ -139,8 +139,7 @@ class MergedBM25Index:
         self.vocabulary = MergedCounts(base, changed)
         self._terms: dict[str, tuple | None] = {}
         self._cached_postings = 0
-        self._doc_rows: dict[str, np.ndarray] = {}
-        self._doc_rows_bytes = 0
+        self._doc_rows = DocRows(self.n_slots)
 
     # ------------------------------------------------------------------ terms
 
@@ -203,18 +202,11 @@ class MergedBM25Index:
 
     def doc_row(self, term: str) -> np.ndarray | None:
         """One bool per slot: does it hold ``term``? None when unknown or past the budget (``SparseBM25Index.doc_row``)."""
-        row = self._doc_rows.get(term)
-        if row is None:
-            if self.n_slots > _DOC_ROWS_MAX_DOCS or self._doc_rows_bytes + self.n_slots > _DOC_ROWS_BYTES:
-                return None
-            found = self._term(term)
-            if found is None:
-                return None
-            row = np.zeros(self.n_slots, dtype=bool)
-            row[found[0]] = True
-            self._doc_rows[term] = row
-            self._doc_rows_bytes += self.n_slots
-        return row
+        return self._doc_rows.get(term, self._holders)
+
+    def _holders(self, term: str) -> np.ndarray | None:
+        found = self._term(term)
+        return None if found is None else found[0]
 
     def contains(self, term: str, docs: np.ndarray) -> np.ndarray:
         docs = np.asarray(docs, dtype=np.int64)

@@ -107,7 +107,7 @@ def test_document_rows_are_cached_within_a_byte_budget(monkeypatch):
     for term in ("praz", "amostr"):
         assert bm25.doc_row(term).tolist() == bm25.contains(term, everyone).tolist()
     assert bm25.doc_row("envi") is None and bm25.doc_row("praz") is not None
-    assert len(bm25._doc_rows) == 2 and bm25._doc_rows_bytes == 2 * len(entries)
+    assert len(bm25._doc_rows.rows) == 2 and bm25._doc_rows.bytes == 2 * len(entries)
 
 
 def test_a_big_corpus_keeps_no_document_rows(monkeypatch):
@@ -116,4 +116,4 @@ def test_a_big_corpus_keeps_no_document_rows(monkeypatch):
     entries, _ = _word_catalog()
     monkeypatch.setattr(bm25_module, "_DOC_ROWS_MAX_DOCS", len(entries) - 1)
     bm25 = RouterIndex(entries).bm25
-    assert bm25.doc_row("praz") is None and not bm25._doc_rows
+    assert bm25.doc_row("praz") is None and not bm25._doc_rows.rows
