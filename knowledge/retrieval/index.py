@@ -133,9 +133,9 @@ class RouterIndex:
         tables: Mapping[str, object] | None = None,
     ):
         """Build the index; ``bm25``: the BM25 part already built for these entries and this config
-        (a memory-mapped segment, ``segments.segment_open``), ``content_digest``: ``entries_digest(entries)``,
+        (a memory-mapped segment, ``segments.segment_load``), ``content_digest``: ``entries_digest(entries)``,
         ``dense``: entry vectors for the dense signal (``attach_dense``), ``tables``: the per-entry tables
-        stored with that segment (``segments.segment_tables``): mapped, not built from the entries.
+        stored with that segment (``segments.segment_load``): mapped, not built from the entries.
         """
         started = time.perf_counter()
         self.config = config or RouterConfig()

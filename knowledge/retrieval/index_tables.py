@@ -259,7 +259,7 @@ TABLE_NAMES = frozenset(
 
 
 def import_tables(tables: Mapping[str, object], entries: Sequence, vocabulary: StrTable) -> dict[str, object]:
-    """``RouterIndex`` attributes (views) over mapped ``tables`` (``segments.segment_tables``).
+    """``RouterIndex`` attributes (views) over mapped ``tables`` (``segments.segment_load``).
 
     A segment written by code that stored another set of tables (same format number) is refused
     with ``ValueError``, which the index store treats as an unreadable segment: rebuilt, not a crash.

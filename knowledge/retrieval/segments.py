@@ -239,16 +239,6 @@ def segment_load(directory: Path, key: str) -> tuple[SparseBM25Index, dict[str, 
     return loaded
 
 
-def segment_open(directory: Path, key: str) -> SparseBM25Index:
-    """The segment's BM25 index over memory-mapped arrays (``segment_load``)."""
-    return segment_load(directory, key)[0]
-
-
-def segment_tables(directory: Path, key: str) -> dict[str, object]:
-    """The router's per-entry tables stored with segment ``key`` (``segment_load``); {} when it has none."""
-    return segment_load(directory, key)[1]
-
-
 @contextlib.contextmanager
 def segment_lock(directory: Path, key: str, *, blocking: bool = True) -> Iterator[bool]:
     """Hold the build lock of ``key``; yields False (without waiting) when ``blocking`` is off and it is taken."""

@@ -1,6 +1,6 @@
 """Frozen lookup tables as flat numpy arrays: what a shared segment stores besides the postings.
 
-A process that maps a segment (``segments.segment_open``) gets the router's
+A process that maps a segment (``segments.segment_load``) gets the router's
 per-entry tables as arrays backed by the page cache instead of building Python
 dicts, lists and tuples from 100,000 entries (which cost ~280 MB per process):
 

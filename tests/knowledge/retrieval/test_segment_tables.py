@@ -19,7 +19,7 @@ from knowledge.retrieval import bm25, signals, tables
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.entries import Entry
 from knowledge.retrieval.index import RouterIndex
-from knowledge.retrieval.segments import segment_open, segment_tables, segment_write
+from knowledge.retrieval.segments import segment_load, segment_write
 from knowledge.retrieval.tables import Overlay, OverlaySeq, Ragged, StrTable
 from tests.knowledge.retrieval.test_segments_and_delta import _edited
 from tests.knowledge.router import route_snapshot
@@ -39,9 +39,8 @@ def _dev_sets():
 def _mapped(tmp_path: Path, entries, key: str) -> RouterIndex:
     built = RouterIndex(entries)
     segment_write(tmp_path, key, built.bm25, tables=built.shared_tables())
-    return RouterIndex(
-        entries, bm25=segment_open(tmp_path, key), tables=segment_tables(tmp_path, key), dense=folder_dense(entries)
-    )
+    bm25, tables = segment_load(tmp_path, key)
+    return RouterIndex(entries, bm25=bm25, tables=tables, dense=folder_dense(entries))
 
 
 def _outcomes(index: RouterIndex, paths: list[Path]) -> list[dict]:
@@ -111,7 +110,7 @@ def test_a_str_table_round_trips_through_a_segment_in_id_order(tmp_path):
     small = RouterIndex([Entry(package_id="A_ONE", title="prazo de entrega", body="texto")])
     stored = {"v": StrTable.build(keys), "r": Ragged.build([[1, 2], [], [3]]), "n": np.arange(3, dtype=np.int8)}
     segment_write(tmp_path, "t", small.bm25, tables=stored)
-    loaded = segment_tables(tmp_path, "t")
+    _, loaded = segment_load(tmp_path, "t")
     table = loaded["v"]
     assert isinstance(table.arrays["hashes"], np.memmap)
     assert list(table) == keys and all(table[k] == i for i, k in enumerate(keys)) and len(table) == 1000

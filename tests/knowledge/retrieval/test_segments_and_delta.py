@@ -24,8 +24,6 @@ from knowledge.retrieval.segments import (
     segment_exists,
     segment_load,
     segment_lock,
-    segment_open,
-    segment_tables,
     segment_write,
     segments_collect,
 )
@@ -93,14 +91,14 @@ def test_an_index_over_a_memory_mapped_segment_delivers_the_recorded_results(tmp
         built = RouterIndex(load_package_folder(folder))
         key = f"k{abs(hash(str(folder)))}"
         segment_write(tmp_path, key, built.bm25, tables=built.shared_tables())
-        mapped = segment_open(tmp_path, key)
+        mapped, tables = segment_load(tmp_path, key)
         assert isinstance(mapped._postings.data, np.memmap)
         return RouterIndex(
             built.entries,
             bm25=mapped,
             content_digest=built.content_digest,
             dense=folder_dense(built.entries),
-            tables=segment_tables(tmp_path, key),
+            tables=tables,
         )
 
     recorded = json.loads(SNAPSHOT.read_text(encoding="utf-8"))
@@ -184,7 +182,7 @@ def test_a_segment_round_trips_and_a_bad_one_is_refused(tmp_path):
     entries = load_package_folder(ROOT / "knowledge" / "catalog")
     built = RouterIndex(entries)
     segment_write(tmp_path, "one", built.bm25)
-    mapped = segment_open(tmp_path, "one")
+    mapped, _ = segment_load(tmp_path, "one")
     assert list(mapped.vocabulary) == list(built.bm25.vocabulary)
     for name in ("indptr", "indices", "data"):
         assert np.array_equal(getattr(mapped._postings, name), getattr(built.bm25._postings, name))
@@ -194,19 +192,19 @@ def test_a_segment_round_trips_and_a_bad_one_is_refused(tmp_path):
     # A truncated data file, a foreign one of the right size, an array placed past the end: refused.
     data.write_bytes(whole[:-64])
     with pytest.raises(SegmentError):
-        segment_open(tmp_path, "one")
+        segment_load(tmp_path, "one")
     data.write_bytes(b"\0" * len(whole))
     with pytest.raises(SegmentError):
-        segment_open(tmp_path, "one")
+        segment_load(tmp_path, "one")
     data.write_bytes(whole)
     meta_path = tmp_path / "one" / "meta.json"
     meta = json.loads(meta_path.read_text())
     meta["arrays"]["vocab/offsets"]["shape"] = [len(whole)]
     meta_path.write_text(json.dumps(meta))
     with pytest.raises(SegmentError):
-        segment_open(tmp_path, "one")
+        segment_load(tmp_path, "one")
     with pytest.raises(SegmentError):
-        segment_open(tmp_path, "missing")
+        segment_load(tmp_path, "missing")
 
 
 def test_a_format_2_segment_of_npy_files_is_refused_not_misread(tmp_path):
@@ -259,8 +257,8 @@ def test_the_build_lock_is_exclusive_and_old_segments_are_collected(tmp_path):
 _CHILD = r"""
 import json, sys, time
 sys.path.insert(0, {root!r})
-from knowledge.retrieval.segments import segment_open
-index = segment_open({dir!r}, {key!r})
+from knowledge.retrieval.segments import segment_load
+index, _ = segment_load({dir!r}, {key!r})
 print(json.dumps({{"n": index.n_docs, "top": index.top_k({{"prazo": 1.0, "sanger": 1.0}}, 3)}}), flush=True)
 """
 
