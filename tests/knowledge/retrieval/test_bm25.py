@@ -174,6 +174,11 @@ def test_postings_placed_batch_by_batch_are_bit_identical_to_one_sort_of_every_t
     whole = SparseBM25Index.from_triplets(*postings.weighted_triplets(entries, DEFAULT_FIELD_WEIGHTS))
     by_parts = SparseBM25Index.from_parts(vocabulary, parts, lengths)
     assert parts == []  # each batch is let go once its postings are placed
+    _assert_bit_identical(whole, by_parts)
+
+
+def _assert_bit_identical(whole, by_parts) -> None:
+    """Every array of the two indexes: same dtype, same bytes."""
     for name in ("indptr", "indices", "data"):
         a, b = getattr(whole._postings, name), getattr(by_parts._postings, name)
         assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
@@ -200,10 +205,5 @@ def test_postings_with_weights_float32_cannot_hold_are_placed_as_float64_and_sta
     assert np.dtype(np.float64) in {values.dtype for _, _, values in parts}
     whole = SparseBM25Index.from_triplets(*postings.weighted_triplets(entries, weights))
     by_parts = SparseBM25Index.from_parts(vocabulary, parts, lengths)
-    for name in ("indptr", "indices", "data"):
-        a, b = getattr(whole._postings, name), getattr(by_parts._postings, name)
-        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
-    for name in ("idf_values", "doc_freq", "term_max", "lengths", "tf"):
-        a, b = getattr(whole, name), getattr(by_parts, name)
-        assert a.dtype == b.dtype and a.tobytes() == b.tobytes()
+    _assert_bit_identical(whole, by_parts)
     assert by_parts.tf.dtype == np.float64
