@@ -30,6 +30,7 @@ from .bm25 import DocRows, SparseBM25Index, _as_weighted
 from common.text import analyze
 
 from .entries import KIND_RULE, EntryLike
+from .fusion import estimate_tokens
 from .postings import weighted_triplets
 from .index_tables import LinkKeys
 from .tables import Overlay, OverlaySeq
@@ -337,7 +338,8 @@ def index_with_edits(index, entries: Sequence[EntryLike], *, version: int, max_c
     new.delta_base = base
     new.version = version
     new.source = None
-    new._body_tokens = {}
+    # The base's body token counts (``body_token_counts``) hold for the slots no edit touched.
+    new._body_tokens = {slot: estimate_tokens(e.body) for slot, e in changed}
     new.__dict__.pop("_field_terms", None)
     # Lazy per-index caches of the query path (signals.py, shaping.py) describe the base's entries.
     for cache in ("_slots_by_term", "_keywords_matched", "_delivery_heads", "_strict_rule_set"):

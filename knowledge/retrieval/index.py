@@ -40,7 +40,7 @@ from .bm25 import SparseBM25Index
 from .dense import DenseIndex
 from .entries import KIND_RULE, EntryLike, RouterConfig
 from .expansion import QueryExpander, load_lexicon
-from .fusion import estimate_tokens
+from .fusion import estimate_tokens, estimate_tokens_many
 from .index_tables import export_tables, import_tables
 from .postings import weighted_parts
 from .shaping import RouteResult, shape
@@ -118,6 +118,15 @@ def _malloc_trim():
 _MALLOC_TRIM = _malloc_trim()
 
 
+def _body_token_counts(entries: Sequence[EntryLike], body_words: np.ndarray) -> np.ndarray | None:
+    """Every body's ``estimate_tokens`` from the word counts the build took (``postings.weighted_parts``);
+    None when it took none (a body field without weight is not read)."""
+    if len(body_words) and int(body_words.min()) < 0:
+        return None
+    chars = np.fromiter((len(e.body or "") for e in entries), dtype=np.int64, count=len(entries))
+    return estimate_tokens_many(chars, body_words)
+
+
 class RouterIndex:
     """Everything the router needs about one catalog version, built once."""
 
@@ -141,14 +150,20 @@ class RouterIndex:
         self.config = config or RouterConfig()
         self.version = version
         self.entries: list[EntryLike] = list(entries)
+        # Per entry, the token estimate of its body (what delivering it in full costs the budget):
+        # counted by the build (``_body_token_counts``) or stored in the segment, else on first use.
+        self.body_token_counts: np.ndarray | None = None
         if bm25 is None:
+            body_words = np.full(len(self.entries), -1, dtype=np.int64)
             # By parts: the batches' triplets are freed as their postings are placed (peak memory).
             bm25 = SparseBM25Index.from_parts(
-                *weighted_parts(self.entries, self.config.field_weights),
+                *weighted_parts(self.entries, self.config.field_weights, body_words=body_words),
                 k1=self.config.k1,
                 b=self.config.b,
                 delta=self.config.delta,
             )
+            self.body_token_counts = _body_token_counts(self.entries, body_words)
+            del body_words
             _release_free_heap()
         elif bm25.n_docs != len(self.entries):
             raise ValueError(f"BM25 segment of {bm25.n_docs} documents for {len(self.entries)} entries")
@@ -193,6 +208,7 @@ class RouterIndex:
             "link_keys",
         ):
             setattr(self, name, mapped[name])
+        self.body_token_counts = mapped["body_tokens"]
         self.typos = TypoExpander(vocabulary_df)
         self.typos._deletes = mapped["typo_table"]
 
@@ -307,8 +323,13 @@ class RouterIndex:
             self.entry_keyword_positions.append(kept_at)
 
     def body_tokens(self, i: int) -> int:
+        """``estimate_tokens`` of entry ``i``'s body: an edit's (a delta's ``_body_tokens``) first, then the
+        build's count, else worked out now and remembered."""
         cached = self._body_tokens.get(i)
         if cached is None:
+            counts = self.body_token_counts
+            if counts is not None and i < len(counts):
+                return int(counts[i])
             cached = self._body_tokens[i] = estimate_tokens(self.entries[i].body)
         return cached
 

@@ -227,6 +227,10 @@ def export_tables(index) -> dict[str, StrTable | Ragged]:
         [link_ids.setdefault(k, len(link_ids)) for k in index.link_keys[i]] for i in range(n)
     )
     out["link_keys.keys"] = StrTable.build(list(link_ids))
+    counts = index.body_token_counts
+    if counts is None:  # a build that did not read the bodies (no body weight): counted here
+        counts = np.array([index.body_tokens(i) for i in range(n)], dtype=np.int32)
+    out["body_tokens"] = np.asarray(counts, dtype=np.int32)
     index.typos.prepare()
     deletes = index.typos._deletes
     vocabulary = index.bm25.vocabulary
@@ -254,6 +258,7 @@ TABLE_NAMES = frozenset(
         "link_keys.keys",
         "typos.keys",
         "typos.rows",
+        "body_tokens",
     }
 )
 
@@ -284,4 +289,5 @@ def import_tables(tables: Mapping[str, object], entries: Sequence, vocabulary: S
         "links": SlotRows(tables["links"]),
         "link_keys": LinkKeys(tables["link_keys.keys"], tables["link_keys.rows"]),
         "typo_table": DeleteTable(RowMap(tables["typos.keys"], tables["typos.rows"]), vocabulary),
+        "body_tokens": tables["body_tokens"],
     }

@@ -122,7 +122,7 @@ def _np(values: array, dtype) -> np.ndarray:
 
 
 def weighted_parts(
-    entries: Sequence[EntryLike], field_weights: Mapping[str, float]
+    entries: Sequence[EntryLike], field_weights: Mapping[str, float], *, body_words: np.ndarray | None = None
 ) -> tuple[dict[str, int], list[tuple[np.ndarray, np.ndarray, np.ndarray]], np.ndarray]:
     """(vocabulary, parts, doc lengths) of a catalog: ``weighted_triplets`` per batch of entries, not joined.
 
@@ -132,6 +132,10 @@ def weighted_parts(
     The frequencies are float32 when that holds them exactly (the default, dyadic
     field weights: a count times a weight is a short binary fraction), else float64:
     the parts are the build's largest transient (13.5 M triplets at 100k entries).
+
+    ``body_words`` (an integer array, one slot per entry), when given, is filled with each body's
+    number of whitespace-separated words (``len(body.split())``), which the body's tokenization
+    counts anyway; left untouched when the body field has no weight (it is not read then).
     """
     table = _TermTable()
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
@@ -139,7 +143,8 @@ def weighted_parts(
     weights = [(name, float(field_weights.get(name, 1.0))) for name in FIELDS]
     for start in range(0, len(entries), CHUNK_ENTRIES):
         chunk = entries[start : start + CHUNK_ENTRIES]
-        terms, docs, values = _chunk_triplets(table, chunk, weights)
+        words = None if body_words is None else body_words[start : start + len(chunk)]
+        terms, docs, values = _chunk_triplets(table, chunk, weights, words)
         if values.size:
             lengths[start : start + len(chunk)] += np.bincount(docs, weights=values, minlength=len(chunk))
             docs += start
@@ -168,8 +173,14 @@ def weighted_triplets(
     )
 
 
-def _chunk_triplets(table: _TermTable, chunk: Sequence[EntryLike], weights: list[tuple[str, float]]):
-    """Unique (term, local doc) pairs of a chunk with Σ_f w_f·count_f summed field by field."""
+def _chunk_triplets(
+    table: _TermTable,
+    chunk: Sequence[EntryLike],
+    weights: list[tuple[str, float]],
+    body_words: np.ndarray | None = None,
+):
+    """Unique (term, local doc) pairs of a chunk with Σ_f w_f·count_f summed field by field
+    (and each body's word count into ``body_words``, when given)."""
     n_docs = len(chunk)
     doc_numbers = np.arange(n_docs, dtype=np.int64)
     field_terms: list[tuple[float, np.ndarray, np.ndarray]] = []
@@ -189,6 +200,8 @@ def _chunk_triplets(table: _TermTable, chunk: Sequence[EntryLike], weights: list
                 for e in chunk
             ]
             chunk_ids, lens = table.texts_chunks(texts)
+            if name == "body" and body_words is not None:
+                body_words[:] = lens
             terms, docs = table.expand(chunk_ids, np.repeat(doc_numbers, lens))
         if terms.size:
             field_terms.append((w, terms, docs))

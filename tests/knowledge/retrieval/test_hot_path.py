@@ -117,3 +117,61 @@ def test_a_big_corpus_keeps_no_document_rows(monkeypatch):
     monkeypatch.setattr(bm25_module, "_DOC_ROWS_MAX_DOCS", len(entries) - 1)
     bm25 = RouterIndex(entries).bm25
     assert bm25.doc_row("praz") is None and not bm25._doc_rows.rows
+
+
+def _bodies_catalog() -> list[Entry]:
+    bodies = [
+        "Prazo do Sanger: três dias úteis após o recebimento.",
+        "",  # no body: costs nothing
+        "a\u00a0b\u2003c\u3000d x\x1cy\x1dz  linha\r\nnova\tcoluna",  # Unicode whitespace splits words too
+        "palavra " * 300,
+        "🧬 sequenciamento " + "x" * 90,  # one long word: the character estimate wins
+    ]
+    return [Entry(f"PKG_{i}", f"Título {i}", summary="resumo", body=body) for i, body in enumerate(bodies)]
+
+
+def test_the_build_counts_every_bodys_token_estimate_from_its_own_tokenization(monkeypatch):
+    from knowledge.retrieval import index as index_module
+
+    entries = _bodies_catalog()
+    index = RouterIndex(entries)
+    assert index.body_token_counts.tolist() == [estimate_tokens(e.body) for e in entries]
+    # Delivering a body in full reads the build's count: the text is not split again on a question.
+    monkeypatch.setattr(index_module, "estimate_tokens", lambda text: pytest.fail("body re-counted"))
+    assert [index.body_tokens(i) for i in range(len(entries))] == [estimate_tokens(e.body) for e in entries]
+    assert index.route("prazo do sanger").full_ids[:1] == ["PKG_0"]
+
+
+def test_a_build_that_does_not_read_bodies_counts_them_when_asked():
+    from dataclasses import replace
+
+    from knowledge.retrieval import RouterConfig
+
+    entries = _bodies_catalog()
+    config = RouterConfig()
+    config = replace(config, field_weights={**config.field_weights, "body": 0.0})
+    index = RouterIndex(entries, config=config)
+    assert index.body_token_counts is None
+    assert [index.body_tokens(i) for i in range(len(entries))] == [estimate_tokens(e.body) for e in entries]
+
+
+def test_a_segment_stores_the_body_token_counts_and_a_delta_counts_its_edits(tmp_path):
+    from dataclasses import replace
+
+    from knowledge.retrieval.delta import index_with_edits
+    from knowledge.retrieval.segments import segment_load, segment_write
+
+    entries = _bodies_catalog()
+    built = RouterIndex(entries)
+    segment_write(tmp_path, "k", built.bm25, tables=built.shared_tables())
+    bm25, tables = segment_load(tmp_path, "k")
+    mapped = RouterIndex(entries, bm25=bm25, tables=tables)
+    assert mapped.body_token_counts.tolist() == built.body_token_counts.tolist()
+
+    edited = list(entries)
+    edited[0] = replace(entries[0], body="Prazo do Sanger: " + "muito mais longo " * 200)
+    edited.append(Entry("PKG_NEW", "Novo", body="corpo novo do pacote"))
+    delta = index_with_edits(mapped, edited, version=2, max_changes=8)
+    assert delta is not None
+    assert [delta.body_tokens(i) for i in range(len(edited))] == [estimate_tokens(e.body) for e in edited]
+    assert mapped.body_tokens(0) == estimate_tokens(entries[0].body)  # the base is untouched
