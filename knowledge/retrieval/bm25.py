@@ -52,6 +52,29 @@ _DOC_ROWS_BYTES = 8 << 20
 _DOC_ROWS_MAX_DOCS = 16_384
 
 
+def _stable_order(term_ids: np.ndarray) -> np.ndarray:
+    """``np.argsort(term_ids, kind="stable")`` for non-negative int32 ids, by 16-bit radix passes.
+
+    numpy sorts 16-bit keys stably by radix (linear) and wider ones by timsort: two radix passes
+    (low half, then high half) give the same permutation about three times faster.
+    """
+    if term_ids.size == 0:
+        return np.zeros(0, dtype=np.int64)
+    if int(term_ids.max()) < 1 << 16:
+        return np.argsort(term_ids.astype(np.uint16), kind="stable")
+    order = np.argsort((term_ids & 0xFFFF).astype(np.uint16), kind="stable")
+    high = (term_ids >> 16).astype(np.uint16)[order]
+    return order[np.argsort(high, kind="stable")]
+
+
+def _terms_of_postings(indptr: np.ndarray, start: int, end: int) -> np.ndarray:
+    """The term (column) of each posting in ``[start, end)`` of CSC ``indptr``, as one ``np.repeat``."""
+    first = int(np.searchsorted(indptr, start, side="right")) - 1
+    last = int(np.searchsorted(indptr, end - 1, side="right")) - 1
+    counts = np.minimum(indptr[first + 1 : last + 2], end) - np.maximum(indptr[first : last + 1], start)
+    return np.repeat(np.arange(first, last + 1), counts)
+
+
 class DocRows:
     """Per-term rows of one bool per document (does it hold the term?), kept for the first terms
     asked within ``_DOC_ROWS_BYTES`` in all, and only for corpora of at most ``_DOC_ROWS_MAX_DOCS``
@@ -284,7 +307,7 @@ class SparseBM25Index:
         parts.reverse()  # consumed from the end: popping frees each part once placed
         while parts:
             term_ids, doc_ids, values = parts.pop()
-            order = np.argsort(term_ids, kind="stable")
+            order = _stable_order(term_ids)
             terms = term_ids[order]
             starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if terms.size else np.zeros(0, np.int64)
             counts = np.diff(np.r_[starts, terms.size])
@@ -316,7 +339,7 @@ class SparseBM25Index:
         for start in range(0, data.size, _CHUNK):
             end = min(start + _CHUNK, data.size)
             chunk = kept_tf[start:end].astype(np.float64) if narrow else data[start:end]
-            term_of = np.searchsorted(indptr, np.arange(start, end), side="right") - 1
+            term_of = _terms_of_postings(indptr, start, end)
             chunk *= idf[term_of] * (k1 + 1) / (chunk + norm[indices[start:end]])
             if narrow:
                 data[start:end] = chunk

@@ -207,3 +207,26 @@ def test_postings_with_weights_float32_cannot_hold_are_placed_as_float64_and_sta
     by_parts = SparseBM25Index.from_parts(vocabulary, parts, lengths)
     _assert_bit_identical(whole, by_parts)
     assert by_parts.tf.dtype == np.float64
+
+
+@pytest.mark.parametrize("high", [50, 70_000, 2**31 - 1])
+def test_the_radix_order_of_term_ids_is_numpys_stable_argsort(high):
+    from knowledge.retrieval.bm25 import _stable_order
+
+    rng = np.random.default_rng(high)
+    ids = rng.integers(0, high, size=20_000, dtype=np.int32)
+    ids[::7] = ids[0]  # many equal keys: their original order must be kept
+    assert np.array_equal(_stable_order(ids), np.argsort(ids, kind="stable"))
+    assert _stable_order(np.zeros(0, dtype=np.int32)).size == 0
+
+
+def test_the_terms_of_a_range_of_postings_match_a_search_of_indptr():
+    from knowledge.retrieval.bm25 import _terms_of_postings
+
+    rng = np.random.default_rng(3)
+    doc_freq = rng.integers(0, 4, size=500)  # empty terms included
+    indptr = np.r_[0, np.cumsum(doc_freq)]
+    total = int(indptr[-1])
+    for start, end in [(0, total), (0, 1), (5, 6), (17, 400), (total - 3, total)]:
+        expected = np.searchsorted(indptr, np.arange(start, end), side="right") - 1
+        assert np.array_equal(_terms_of_postings(indptr, start, end), expected)
