@@ -14,8 +14,8 @@ what the first process of a catalog version does). Prints one JSON line:
   ``peak_build_above_catalog`` = ``peak_build - rss_before``;
 - ``rss_after_build``; with ``--write``: ``write`` / ``write_cpu`` (tables export +
   segment write), ``peak_write`` (peak of build + write) and ``segment_sha1`` (of
-  ``arrays.bin``: equal between branches when the segment is byte-identical; run both
-  with the same ``PYTHONHASHSEED``, the typo table's order follows string hashing). The write
+  ``arrays.bin``: equal between branches when the segment is byte-identical; since format 4 it
+  does not depend on ``PYTHONHASHSEED``, before it the typo table's order did). The write
   follows ``knowledge.index_store``: the index's Python tables are dropped once exported.
 
 Linux only (reads /proc). One build per process: run it once per branch, back to back.

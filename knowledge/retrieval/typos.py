@@ -11,6 +11,12 @@ def _deletes(term: str) -> set[str]:
     return {term[:i] + term[i + 1 :] for i in range(len(term))}
 
 
+def _deletes_in_order(term: str) -> dict[str, None]:
+    """``_deletes`` in the order of the deleted position: the table's keys are then filed in an order
+    that does not depend on string hashing (``PYTHONHASHSEED``), so a segment's bytes are reproducible."""
+    return dict.fromkeys(term[:i] + term[i + 1 :] for i in range(len(term)))
+
+
 def _within_one_edit(a: str, b: str) -> bool:
     """Damerau-Levenshtein distance ≤ 1 (one insert, delete, substitute or swap)."""
     if a == b:
@@ -35,7 +41,7 @@ def _add_terms(table: dict[str, list[str]], terms: Iterable[str]) -> None:
         if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
             continue
         table.setdefault(term, []).append(term)
-        for deleted in _deletes(term):
+        for deleted in _deletes_in_order(term):
             table.setdefault(deleted, []).append(term)
 
 

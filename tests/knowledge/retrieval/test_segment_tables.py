@@ -182,3 +182,37 @@ def test_the_tables_a_segment_must_hold_are_the_ones_the_build_exports():
 
     index = RouterIndex(load_package_folder(ROOT / "knowledge" / "catalog"))
     assert set(index.shared_tables()) == TABLE_NAMES
+
+
+_WRITE_SEGMENT = """
+import hashlib, sys
+from pathlib import Path
+from knowledge.offline_catalog import load_package_folder
+from knowledge.retrieval.index import RouterIndex
+from knowledge.retrieval.segments import segment_path, segment_write
+index = RouterIndex(load_package_folder(Path(sys.argv[1])))
+segment_write(Path(sys.argv[2]), "k", index.bm25, tables=index.shared_tables())
+print(hashlib.sha1((segment_path(Path(sys.argv[2]), "k") / "arrays.bin").read_bytes()).hexdigest())
+"""
+
+
+def test_a_segments_bytes_do_not_depend_on_string_hashing(tmp_path):
+    """Two processes with different PYTHONHASHSEED write the same catalog's segment byte for byte
+    (the typo table's keys used to be filed in set order)."""
+    import os
+    import subprocess
+    import sys
+
+    digests = set()
+    for seed in ("1", "2", "3"):
+        env = {**os.environ, "PYTHONHASHSEED": seed}
+        out = subprocess.run(
+            [sys.executable, "-c", _WRITE_SEGMENT, str(ROOT / "knowledge" / "catalog"), str(tmp_path / seed)],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=True,
+        )
+        digests.add(out.stdout.strip())
+    assert len(digests) == 1
