@@ -3,8 +3,12 @@
 Based on the Snowball lists, trimmed of words that carry meaning in this
 domain, plus conversational filler ("gostaria", "please", "quisiera") that
 users add to questions and that would otherwise dilute the relevance
-threshold. Everything is stored folded (no accents, lower case) because the
-check runs on folded surface words.
+threshold. The additive adverbs are stop words in all three languages alike
+("também"/"além"/"ademais", "too"/"also"/"besides", "también"/"además"): in
+"...and I also need the invoice" they name no topic, and as a term no entry
+holds they would count against the question's coverage. Everything is stored
+folded (no accents, lower case) because the check runs on folded surface
+words.
 """
 
 from __future__ import annotations
@@ -27,6 +31,7 @@ algum alguma alguns algumas onde aqui ali lá então assim agora ainda cada
 outro outra outros outras tudo todo toda todos todas qualquer quanto quanta
 quantos quantas sobre sim vai vou fazer faço faz fazem tenho temos ter
 esse essa isso aquilo deste desta disso daquele neste nesta nisso
+além ademais
 """
 
 ENGLISH = """
@@ -41,6 +46,7 @@ very was we were what when where which while who whom why will with would
 you your yours yourself yourselves please hi hello thanks thank want wanted
 need needs know tell explain let lets get got i'm im does did tell us
 much many afterwards afterward already still yet
+also besides
 """
 
 SPANISH = """
@@ -54,6 +60,7 @@ ustedes y ya yo quiero quisiera gustaría saber necesito puedo puede pueden
 hola gracias favor explica explique dime decir cómo cuál cuáles cuándo
 dónde hacer hago tener cuánto cuánta cuántos cuántas después luego ahora
 todavía aún entonces así aquí allí allá
+además
 """
 
 

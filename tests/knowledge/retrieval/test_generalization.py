@@ -142,3 +142,27 @@ def test_question_words_are_stop_words_in_all_three_languages(pt, en, es):
 
     counts = [len(analyze(q)) for q in (pt, en, es)]
     assert counts[1] == counts[0] and counts[2] == counts[0]
+
+
+@pytest.mark.parametrize(
+    "message,plain",
+    [
+        ("Além disso, qual o preço do plano anual?", "Qual o preço do plano anual?"),
+        ("Ademais, qual o preço do plano anual?", "Qual o preço do plano anual?"),
+        ("I also need the price of the annual plan.", "I need the price of the annual plan."),
+        ("Besides, what is the price of the annual plan?", "What is the price of the annual plan?"),
+        ("Además, ¿cuál es el precio del plan anual?", "¿Cuál es el precio del plan anual?"),
+    ],
+)
+def test_additive_adverbs_are_stop_words_in_all_three_languages(message, plain):
+    # "também"/"too"/"también" were stop words and "além", "also", "además" were not: the adverb
+    # became a term no entry holds and lowered the question's coverage of the entry it asks about.
+    from common.text import analyze
+
+    assert analyze(message) == analyze(plain)
+    idx = index(lexicon_weight=0.5)
+    plans = np.array([0])
+    assert CATALOG[0].package_id == "PLANS"
+    with_adverb, _ = coverage(idx, query_slots(idx, message), plans)
+    without, _ = coverage(idx, query_slots(idx, plain), plans)
+    assert with_adverb[0] == pytest.approx(without[0]) and without[0] > 0
