@@ -10,7 +10,9 @@ asserts no test-split question reaches any tuning input). For each held-out
 catalog, the candidate with the best objective on the other catalogs' dev
 splits is picked and scored on the held-out dev split: that is the
 generalization estimate; the shipped defaults are the candidate that is best
-pooled over all dev splits, reported next to its CV estimate.
+pooled over all dev splits, reported next to its CV estimate, unless
+docs/retrieval.md says why the objective cannot choose that setting (the
+listing threshold: a listed entry costs the objective nothing).
 
 Objective per catalog: mean of hit@1, usable and out-of-domain precision.
 """
