@@ -125,10 +125,18 @@ class EntryKeywords(Sequence):
 
     def __init__(self, ids: Ragged, positions: Ragged, entries: Sequence):
         self.ids, self.positions, self.entries = ids, positions, entries
+        # Decoded rows of the entries questions reach (the keyword signal asks the same candidates again).
+        self._cache: dict[int, tuple[tuple[int, str], ...]] = {}
 
     def __getitem__(self, i: int) -> tuple[tuple[int, str], ...]:
-        keywords = self.entries[i].keywords
-        return tuple(zip(self.ids[i], (keywords[j] for j in self.positions[i])))
+        found = self._cache.get(i)
+        if found is None:
+            keywords = self.entries[i].keywords
+            found = tuple(zip(self.ids[i], (keywords[j] for j in self.positions[i])))
+            if len(self._cache) >= _CACHE_MAX:
+                self._cache.clear()
+            self._cache[i] = found
+        return found
 
     def __len__(self) -> int:
         return len(self.ids)

@@ -180,7 +180,9 @@ class _Mapped:
         end = start + math.prod(shape) * dtype.itemsize
         if dtype.hasobject or start < _ALIGN or end > self.data.size:
             raise SegmentError(f"segment {self.key}: array {name} lies outside {_DATA}")
-        return self.data[start:end].view(dtype).reshape(shape)
+        # A plain ndarray over the mapping, not an ``np.memmap``: slicing a memmap subclass runs
+        # Python-level ``__array_finalize__`` on every slice the route takes (~40 µs a question at 1k).
+        return np.asarray(self.data[start:end]).view(dtype).reshape(shape)
 
     def parts(self, prefix: str, names: tuple[str, ...]) -> dict[str, np.ndarray]:
         """The arrays ``<prefix>/<name>`` stored (a table's parts; an optional one may be absent)."""
@@ -206,6 +208,7 @@ class _Mapped:
         index.lengths = arrays["lengths"]
         index.avgdl = float(meta["avgdl"])
         index.tf = arrays["tf"]
+        index.segment_file = Path(self.data.filename)  # which file it maps (the arrays are plain views)
         return index
 
     def tables(self) -> dict[str, object]:
@@ -217,6 +220,15 @@ class _Mapped:
                 table = _KINDS[kind]
                 out[name] = table(**self.parts(f"tables/{name}", table.ARRAYS))
         return out
+
+
+def is_mapped(array: np.ndarray) -> bool:
+    """Whether ``array`` is a view into a segment's mapping (not a copy in this process's memory)."""
+    while array is not None:
+        if isinstance(array, np.memmap):
+            return True
+        array = getattr(array, "base", None)
+    return False
 
 
 # What a damaged or foreign segment raises while it is read (a missing array or key, a bad dtype or shape).

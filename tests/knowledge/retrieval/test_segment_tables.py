@@ -19,7 +19,7 @@ from knowledge.retrieval import bm25, signals, tables
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.entries import Entry
 from knowledge.retrieval.index import RouterIndex
-from knowledge.retrieval.segments import segment_load, segment_write
+from knowledge.retrieval.segments import is_mapped, segment_load, segment_write
 from knowledge.retrieval.tables import Overlay, OverlaySeq, Ragged, StrTable
 from tests.knowledge.retrieval.test_segments_and_delta import _edited
 from tests.knowledge.router import route_snapshot
@@ -112,7 +112,7 @@ def test_a_str_table_round_trips_through_a_segment_in_id_order(tmp_path):
     segment_write(tmp_path, "t", small.bm25, tables=stored)
     _, loaded = segment_load(tmp_path, "t")
     table = loaded["v"]
-    assert isinstance(table.arrays["hashes"], np.memmap)
+    assert is_mapped(table.arrays["hashes"])
     assert list(table) == keys and all(table[k] == i for i, k in enumerate(keys)) and len(table) == 1000
     assert list(loaded["r"]) == [[1, 2], [], [3]]
     assert loaded["n"].dtype == np.int8 and loaded["n"].tolist() == [0, 1, 2]

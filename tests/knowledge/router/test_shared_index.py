@@ -20,7 +20,7 @@ from knowledge.catalog import get_active_catalog
 from knowledge.models import Package
 from knowledge.retrieval import segments
 from knowledge.retrieval.index import RouterIndex, entries_digest
-from knowledge.retrieval.segments import segment_lock, segment_write
+from knowledge.retrieval.segments import is_mapped, segment_lock, segment_write
 from knowledge.routing_service import RouterIndexHolder, _config_fingerprint, router_config
 from knowledge.services import catalog_sync_bundled, package_update
 
@@ -49,14 +49,14 @@ def shared(settings, tmp_path):
 def test_the_first_process_writes_the_segment_and_the_next_one_maps_it(catalog, shared, monkeypatch):
     first, _ = RouterIndexHolder().get()
     assert len(_segments(shared)) == 1
-    assert isinstance(first.bm25._postings.data, np.memmap)  # the builder serves from the shared pages too
+    assert is_mapped(first.bm25._postings.data)  # the builder serves from the shared pages too
 
     def no_write(*args, **kwargs):
         raise AssertionError("the segment exists: nobody writes it again")
 
     monkeypatch.setattr(index_store, "segment_write", no_write)
     second, _ = RouterIndexHolder().get()
-    assert second is not first and second.bm25._postings.data.filename == first.bm25._postings.data.filename
+    assert second is not first and second.bm25.segment_file == first.bm25.segment_file
     assert _ranked(second) == _ranked(first)
 
 
@@ -78,7 +78,7 @@ def test_a_process_waits_for_the_builder_then_maps_its_segment(catalog, shared, 
         assert waiter.is_alive()  # no index yet in this process: its first question waits
         segment_write(shared, key, RouterIndex(catalog_now.entries, config=config).bm25)
     waiter.join(20)
-    assert built == [] and isinstance(result["index"].bm25._postings.data, np.memmap)
+    assert built == [] and is_mapped(result["index"].bm25._postings.data)
 
 
 def test_an_edit_goes_through_a_delta_then_is_compacted_in_the_background(catalog, shared, settings):
@@ -93,7 +93,7 @@ def test_an_edit_goes_through_a_delta_then_is_compacted_in_the_background(catalo
     holder.wait_background(60)
     compacted, _ = holder.get()
     assert compacted.delta_base is None and compacted.version == merged.version
-    assert isinstance(compacted.bm25._postings.data, np.memmap)
+    assert is_mapped(compacted.bm25._postings.data)
     assert _ranked(compacted) == _ranked(merged)
     assert len(_segments(shared)) == 2  # the new content's segment and the previous one
 
@@ -148,7 +148,7 @@ for line in sys.stdin:
     base = index.delta_base or index
     body = next((d.body for d in result.full if d.id == "DELIVERY_TIMELINES"), None)
     print(json.dumps({"version": result.catalog_version, "body": body, "delta": index.delta_base is not None,
-                      "segment": str(base.bm25._postings.data.filename)}), flush=True)
+                      "segment": str(base.bm25.segment_file)}), flush=True)
 """
 
 
@@ -199,7 +199,7 @@ def test_the_celery_task_prepares_the_segment_once(catalog, shared):
     assert first["status"] == "built" and _segments(shared) == [first["key"]]
     assert router_index_build.delay().get()["status"] == "exists"
     index, _ = RouterIndexHolder().get()
-    assert str(index.bm25._postings.data.filename).startswith(str(shared / first["key"]))
+    assert str(index.bm25.segment_file).startswith(str(shared / first["key"]))
 
 
 def test_without_an_index_directory_the_task_does_nothing(catalog, settings):
@@ -238,7 +238,7 @@ def test_an_unreadable_segment_is_written_anew(catalog, shared):
     meta = shared / segment / "meta.json"
     meta.write_text(json.dumps({**json.loads(meta.read_text()), "format": 0}))  # an older format under the key
     second, _ = RouterIndexHolder().get()
-    assert isinstance(second.bm25._postings.data, np.memmap)
+    assert is_mapped(second.bm25._postings.data)
     assert json.loads(meta.read_text())["format"] != 0
     assert _ranked(second) == _ranked(first)
 
@@ -251,7 +251,7 @@ def test_a_segment_missing_a_table_this_code_reads_is_written_anew(catalog, shar
     del stored["tables"]["typos.keys"]  # written by a version of the same format that stored fewer tables
     meta.write_text(json.dumps(stored))
     second, _ = RouterIndexHolder().get()  # was: KeyError on every question until var/index was cleared
-    assert isinstance(second.bm25._postings.data, np.memmap)
+    assert is_mapped(second.bm25._postings.data)
     assert "typos.keys" in json.loads(meta.read_text())["tables"]
     assert _ranked(second) == _ranked(first)
 
@@ -271,9 +271,7 @@ def test_each_segment_format_has_its_own_directory_so_two_code_versions_do_not_r
 
     monkeypatch.setattr(index_store, "segment_write", no_write)
     again, _ = RouterIndexHolder().get()
-    assert (
-        isinstance(again.bm25._postings.data, np.memmap) and Path(again.bm25._postings.data.filename).parent.name == old
-    )
+    assert is_mapped(again.bm25._postings.data) and again.bm25.segment_file.parent.name == old
 
 
 def test_an_unusable_index_directory_falls_back_to_an_index_in_memory(catalog, settings, tmp_path):
@@ -281,7 +279,7 @@ def test_an_unusable_index_directory_falls_back_to_an_index_in_memory(catalog, s
     blocker.write_text("not a directory")
     settings.KNOWLEDGE_INDEX_DIR = blocker / "index"
     index, _ = RouterIndexHolder().get()
-    assert not isinstance(index.bm25._postings.data, np.memmap)
+    assert not is_mapped(index.bm25._postings.data)
     assert [d.id for d in index.route("Qual o prazo do Sanger?").full]
 
 
