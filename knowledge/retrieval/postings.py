@@ -69,12 +69,10 @@ _BYTE_CLASS = bytes(
     1 if b < 128 and chr(b).isspace() else 2 if b in {chr(cp).encode()[0] for cp in _WIDE_SPACES.tolist()} else 0
     for b in range(256)
 )
-_PAD = b" " * 8  # whitespace around a batch: an 8-byte read at a chunk's start or end stays inside it
-# A chunk of up to 16 UTF-8 bytes has an exact key of two words: its first 8 bytes (zero past its end),
-# and its last 8 bytes if longer than 8, else ``_SIZE_TAG | size``. Last bytes never equal a tag: the tag's
-# bytes end in 00 80, and in UTF-8 (``surrogatepass`` too) a continuation byte (80) never follows 00.
-_SHORT_CHUNK_BYTES = 16
-_SIZE_TAG = np.uint64(0x80 << 56)
+_PAD = b" " * 16  # whitespace around a batch: the 8-byte reads at a chunk's bytes 0 and 8 stay inside it
+# A chunk of up to 15 UTF-8 bytes has an exact key of two little-endian words: its bytes 0-7 (zero past
+# its end), and its bytes 8-14 (zero past its end) with its size in the top byte.
+_SHORT_CHUNK_BYTES = 15
 _LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # low n bytes of a word
 
 
@@ -86,7 +84,7 @@ def _chunk_hash(head: np.ndarray, tail: np.ndarray) -> np.ndarray:
 
 
 class _ShortChunkIds:
-    """Exact key (``_TermTable.texts_chunks``) → chunk id of every known chunk of ≤ 16 bytes, in numpy.
+    """Exact key (``_SHORT_CHUNK_BYTES``) → chunk id of every known chunk of ≤ 15 bytes, in numpy.
 
     An open-addressing table (linear probing, at most a quarter full) looked
     up for a whole batch at once: a probe compares the whole key, so keys that
@@ -102,7 +100,7 @@ class _ShortChunkIds:
         self.mask = (1 << bits) - 1
         self.ids = np.full(1 << bits, -1, dtype=np.int64)
         self.heads = np.zeros(1 << bits, dtype=np.uint64)
-        self.tails = np.full(1 << bits, _SIZE_TAG, dtype=np.uint64)  # a tag of size 0: no chunk's key
+        self.tails = np.zeros(1 << bits, dtype=np.uint64)  # size 0: no chunk's key
 
     def _slots(self, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
         return (_chunk_hash(heads, tails) >> np.uint64(64 - self.bits)).astype(np.int64)
@@ -159,7 +157,7 @@ class _TermTable:
     ("preço,", "[[PKG_000123]]") is analyzed once and remembered as an id
     with its term ids (CSR arrays). A batch of texts is then chunked by numpy
     over its UTF-8 bytes (``str.split()``'s boundaries) and its chunks of up to
-    16 bytes are found by an exact key in ``_ShortChunkIds``: only chunks not
+    15 bytes are found by an exact key in ``_ShortChunkIds``: only chunks not
     seen before, and longer ones, go through Python (``chunks``, the dict that
     registers them).
     """
@@ -189,13 +187,15 @@ class _TermTable:
         starts, ends = _chunk_bounds(buf)
         lens = np.diff(np.searchsorted(starts, np.cumsum(sizes + 1) + (len(_PAD) - 1)), prepend=0)
         sizes = ends - starts
-        # Little-endian words at every byte offset: a chunk's first and last 8 bytes are one read each.
+        # Little-endian words at every byte offset: a chunk's bytes 0-7 and 8-15 are one read each.
         words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
         heads = words[starts]
         heads &= _LOW_BYTES[np.minimum(sizes, 8)]
-        tails = np.where(sizes > 8, words[ends - 8], _SIZE_TAG | sizes.astype(np.uint64))
+        tails = words[starts + 8]
+        tails &= _LOW_BYTES[np.clip(sizes - 8, 0, 7)]
+        tails |= sizes.astype(np.uint64) << np.uint64(56)
         ids = self.short_ids.lookup(heads, tails)
-        ids[sizes > _SHORT_CHUNK_BYTES] = -1  # a long chunk's two words are not its key
+        ids[sizes > _SHORT_CHUNK_BYTES] = -1  # a longer chunk's two words are not its key
         unknown = np.flatnonzero(ids < 0)
         if unknown.size:
             self._resolve(buf, starts, ends, heads, tails, ids, unknown)
