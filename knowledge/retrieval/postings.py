@@ -361,7 +361,9 @@ def _chunk_bounds(buf: bytes) -> tuple[np.ndarray, np.ndarray]:
         at = np.flatnonzero(c == 2)
         b0, b1, b2 = b[at].astype(np.int64), b[at + 1].astype(np.int64), b[at + 2].astype(np.int64)
         two = b0 < 0xE0
-        codepoints = np.where(two, ((b0 & 0x1F) << 6) | (b1 & 0x3F), ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F))
+        codepoints = np.where(
+            two, ((b0 & 0x1F) << 6) | (b1 & 0x3F), ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        )
         wide = np.isin(codepoints, _WIDE_SPACES)
         at, two = at[wide], two[wide]
         space[at] = space[at + 1] = True
