@@ -26,10 +26,12 @@ procedures by name only; every other relevant entry listed (id, title, one line)
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import re
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
+from contextlib import contextmanager
 
 import numpy as np
 
@@ -118,9 +120,31 @@ def _malloc_trim():
 _MALLOC_TRIM = _malloc_trim()
 
 
+@contextmanager
+def _cyclic_gc_paused():
+    """No cyclic garbage collection while the index is built; the previous state after.
+
+    A build creates millions of objects that live as long as the index (chunk and
+    term tables, keyword maps, the typo table) and no reference cycles: each full
+    collection walks all of them and frees nothing, ~2.7 s of a 14 s (CPU) build
+    at 100,000 entries. Reference counting still frees everything else. Other
+    threads' cyclic garbage waits for the end of the build; a caller that had the
+    collector off keeps it off.
+    """
+    if not gc.isenabled():
+        yield
+        return
+    gc.disable()
+    try:
+        yield
+    finally:
+        gc.enable()
+
+
 class RouterIndex:
     """Everything the router needs about one catalog version, built once."""
 
+    @_cyclic_gc_paused()
     def __init__(
         self,
         entries: Sequence[EntryLike],

@@ -1,5 +1,9 @@
 """The pure router on hand-made catalogs (no database)."""
 
+import gc
+
+import pytest
+
 from knowledge.retrieval import Entry, RouterIndex
 
 CATALOG = [
@@ -73,3 +77,27 @@ def test_reasons_are_formatted_when_shown_and_tagged_with_their_part():
     assert keyword == {"signal": "keyword", "rank": 1, "detail": "envio de amostras", "part": 1}
     bm25 = next(n for n in shipping.why if n["signal"] == "bm25")
     assert bm25["detail"].startswith("score ") and "coverage 1.00 (envi amostr)" in bm25["detail"]
+
+
+def test_a_build_runs_without_cyclic_gc_and_gives_the_collector_back(monkeypatch):
+    build_tables = RouterIndex._build_tables
+    seen = []
+
+    def spy(self, *args):
+        seen.append(gc.isenabled())
+        return build_tables(self, *args)
+
+    monkeypatch.setattr(RouterIndex, "_build_tables", spy)
+    assert gc.isenabled()
+    RouterIndex(CATALOG)
+    assert seen == [False] and gc.isenabled()
+    gc.disable()  # a caller that turned it off keeps it off
+    try:
+        RouterIndex(CATALOG)
+        assert not gc.isenabled()
+    finally:
+        gc.enable()
+    monkeypatch.setattr(RouterIndex, "_build_tables", lambda self, *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        RouterIndex(CATALOG)
+    assert gc.isenabled()
