@@ -308,7 +308,9 @@ class RouterIndex:
 
     def _exact_match_maps(self, kw_groups: dict[tuple[str, ...], list[int]]) -> None:
         """IDs and aliases, semantic IDs, and each entry's analyzed curated keywords."""
-        analyzed: dict[str, tuple[str, ...]] = {}  # keyword as written → its distinct terms (keywords repeat)
+        # Keyword as written → (its id, the entries carrying its terms), None if it has no terms: keywords
+        # repeat across entries, and a string's hash is cached where a tuple of terms' is not.
+        analyzed: dict[str, tuple[int, list[int]] | None] = {}
         for i, e in enumerate(self.entries):
             for name in (e.package_id, *e.aliases):
                 key = _package_key(name)
@@ -319,13 +321,21 @@ class RouterIndex:
             analyzed_keywords = []
             kept_at = []
             for j, kw in enumerate(e.keywords):
-                kw_terms = analyzed.get(kw)
-                if kw_terms is None:
-                    kw_terms = analyzed[kw] = tuple(dict.fromkeys(analyze(kw)))
-                if kw_terms:
-                    kw_groups.setdefault(kw_terms, []).append(i)
-                    # By a small int id: the hot path compares ids, not tuples of strings.
-                    analyzed_keywords.append((self.keyword_ids.setdefault(kw_terms, len(self.keyword_ids)), kw))
+                known = analyzed.get(kw, False)
+                if known is False:
+                    kw_terms = tuple(dict.fromkeys(analyze(kw)))
+                    known = analyzed[kw] = (
+                        # By a small int id: the hot path compares ids, not tuples of strings.
+                        (
+                            self.keyword_ids.setdefault(kw_terms, len(self.keyword_ids)),
+                            kw_groups.setdefault(kw_terms, []),
+                        )
+                        if kw_terms
+                        else None
+                    )
+                if known is not None:
+                    known[1].append(i)
+                    analyzed_keywords.append((known[0], kw))
                     kept_at.append(j)
             self.entry_keywords.append(tuple(analyzed_keywords))
             self.entry_keyword_positions.append(kept_at)
