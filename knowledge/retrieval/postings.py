@@ -225,7 +225,9 @@ class _TermTable:
 
     def identifier_term_ids(self, text: str, ids: array) -> int:
         terms = analyze_identifier(text)
-        ids.extend(self._term_id(t) for t in terms)
+        vocabulary = self.vocabulary  # inlined ``_term_id``: 600,000 identifier terms at 100k entries
+        for term in terms:
+            ids.append(vocabulary.setdefault(term, len(vocabulary)))
         return len(terms)
 
     def expand(self, chunk_ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
