@@ -3,8 +3,9 @@
 The index build used to analyze every field of every entry token by token in
 Python and count terms in one dict per entry: at 100,000 entries that loop
 was most of a ~35 s (CPU) build. Here a text is counted by whitespace-separated
-chunk in C, each distinct chunk of the corpus is analyzed once, and the
-per-(document, term) counting is done by numpy per batch of entries.
+chunk (split and identified by numpy over a batch's UTF-8 bytes), each distinct
+chunk of the corpus is analyzed once, and the per-(document, term) counting is
+done by numpy per batch of entries.
 
 The result is the same as the per-entry loop (``RouterIndex._weighted_docs``
 before this module): term ids are assigned in order of first appearance
@@ -63,12 +64,11 @@ class _Chunks(dict):
 
 # ``str.split()`` splits on every character ``str.isspace()`` accepts. Over UTF-8 bytes: the ASCII
 # whitespace bytes (class 1), and a few 2- and 3-byte characters (U+0085, U+00A0, U+1680, U+2000-U+200A,
-# ...), all led by one of the bytes of class 2: a batch without those bytes is split by class 1 alone.
+# ...), each led by a byte of class 2: a batch without those bytes is split by class 1 alone. All of
+# Unicode's whitespace is in its first plane (a test checks every plane).
 _WIDE_SPACES = np.array([cp for cp in range(128, 0x10000) if chr(cp).isspace()], dtype=np.int64)
-_BYTE_CLASS = bytes(
-    1 if b < 128 and chr(b).isspace() else 2 if b in {chr(cp).encode()[0] for cp in _WIDE_SPACES.tolist()} else 0
-    for b in range(256)
-)
+_WIDE_SPACE_LEADS = frozenset(chr(cp).encode()[0] for cp in _WIDE_SPACES.tolist())
+_BYTE_CLASS = bytes(1 if b < 128 and chr(b).isspace() else 2 if b in _WIDE_SPACE_LEADS else 0 for b in range(256))
 _PAD = b" " * 16  # whitespace around a batch: the 8-byte reads at a chunk's bytes 0 and 8 stay inside it
 # A chunk of up to 15 UTF-8 bytes has an exact key of two little-endian words: its bytes 0-7 (zero past
 # its end), and its bytes 8-14 (zero past its end) with its size in the top byte.
@@ -76,9 +76,9 @@ _SHORT_CHUNK_BYTES = 15
 _LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # low n bytes of a word
 
 
-def _chunk_hash(head: np.ndarray, tail: np.ndarray) -> np.ndarray:
+def _chunk_hash(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
     """A 64-bit hash of short chunks' keys: it only places a key, lookups always compare the whole key."""
-    h = head * np.uint64(0x9E3779B97F4A7C15) ^ tail * np.uint64(0xC2B2AE3D27D4EB4F)
+    h = heads * np.uint64(0x9E3779B97F4A7C15) ^ tails * np.uint64(0xC2B2AE3D27D4EB4F)
     h ^= h >> np.uint64(31)
     return h * np.uint64(0xD6E8FEB86659FD93)
 
