@@ -110,3 +110,21 @@ def test_random_texts_chunk_like_str_split(seed):
         )
 
     assert_same_chunking([[text() for _ in range(rng.choice([0, 1, 7, 40]))] for _ in range(5)])
+
+
+def test_every_field_of_the_shipped_catalogs_chunks_like_str_split():
+    from pathlib import Path
+
+    from knowledge.offline_catalog import load_package_folder
+
+    root = Path(__file__).resolve().parents[3] / "knowledge"
+    folders = [root / "catalog", *sorted((root / "evaluation" / "catalogs").glob("*/packages"))]
+    entries = [e for folder in folders for e in load_package_folder(folder)]
+    assert len(entries) > 100
+    batches = [
+        [" ".join(postings._field_texts(e, name)) for e in entries]
+        for name in postings.FIELDS
+        if name not in postings._IDENTIFIER_FIELDS
+    ]
+    assert any("—" in text or "“" in text for text in batches[-2])  # wide punctuation, lead bytes of wide spaces
+    assert_same_chunking(batches)
