@@ -51,17 +51,6 @@ def _field_texts(e: EntryLike, name: str) -> Sequence[str]:
     return getattr(e, "search_terms", ())
 
 
-class _Chunks(dict):
-    """chunk → id; a chunk met for the first time is analyzed and registered (in order of appearance)."""
-
-    def __init__(self, table: _TermTable):
-        super().__init__()
-        self.table = table
-
-    def __missing__(self, chunk: str) -> int:
-        return self.table._register(chunk)
-
-
 # ``str.split()`` splits on every character ``str.isspace()`` accepts. Over UTF-8 bytes: the ASCII
 # whitespace bytes (class 1), and a few 2- and 3-byte characters (U+0085, U+00A0, U+1680, U+2000-U+200A,
 # ...), each led by a byte of class 2: a batch without those bytes is split by class 1 alone. All of
@@ -164,7 +153,9 @@ class _TermTable:
 
     def __init__(self):
         self.vocabulary: dict[str, int] = {}
-        self.chunks = _Chunks(self)
+        # chunk → id, in order of first appearance. A plain dict (it used to register missing chunks itself,
+        # holding the table: a reference cycle that kept the whole table alive until a full collection).
+        self.chunks: dict[str, int] = {}
         self.chunk_ptr = array("q", [0])
         self.chunk_terms = array("i")
         self.short_ids = _ShortChunkIds()
@@ -212,10 +203,13 @@ class _TermTable:
         same = (heads[reps] == heads[short]) & (tails[reps] == tails[short])
         looked_up = np.unique(np.concatenate([short[firsts], short[~same], unknown[~is_short]]))
         # In token order: a chunk's first occurrence is always among them, so new chunks register in order.
-        chunk_id = self.chunks.__getitem__
+        known, register = self.chunks.get, self._register
         ids[looked_up] = [
-            chunk_id(buf[s:e].decode("utf-8", "surrogatepass"))
-            for s, e in zip(starts[looked_up].tolist(), ends[looked_up].tolist())
+            chunk_id if (chunk_id := known(chunk)) is not None else register(chunk)
+            for chunk in (
+                buf[s:e].decode("utf-8", "surrogatepass")
+                for s, e in zip(starts[looked_up].tolist(), ends[looked_up].tolist())
+            )
         ]
         ids[short[same]] = ids[reps[same]]
         new = looked_up[ends[looked_up] - starts[looked_up] <= _SHORT_CHUNK_BYTES]

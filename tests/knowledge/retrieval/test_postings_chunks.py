@@ -19,7 +19,11 @@ def reference_texts_chunks(table, texts):
     """What ``texts_chunks`` did before numpy: ``str.split`` and one dict lookup per chunk."""
     splits = [text.split() for text in texts]
     lens = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
-    ids = np.fromiter(map(table.chunks.__getitem__, chain.from_iterable(splits)), dtype=np.int64, count=int(lens.sum()))
+    ids = np.fromiter(
+        (table.chunks[c] if c in table.chunks else table._register(c) for c in chain.from_iterable(splits)),
+        dtype=np.int64,
+        count=int(lens.sum()),
+    )
     return ids, lens
 
 
@@ -128,3 +132,18 @@ def test_every_field_of_the_shipped_catalogs_chunks_like_str_split():
     ]
     assert any("—" in text or "“" in text for text in batches[-2])  # wide punctuation, lead bytes of wide spaces
     assert_same_chunking(batches)
+
+
+def test_a_term_table_is_freed_as_soon_as_the_build_drops_it():
+    import gc
+    import weakref
+
+    table = postings._TermTable()
+    table.texts_chunks(["prazo de entrega", "x" * 40])
+    freed = weakref.ref(table)
+    gc.disable()  # no reference cycle: freed without the cyclic collector (which the build pauses)
+    try:
+        del table
+        assert freed() is None
+    finally:
+        gc.enable()
