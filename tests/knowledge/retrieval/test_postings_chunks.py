@@ -141,7 +141,7 @@ def test_a_term_table_is_freed_as_soon_as_the_build_drops_it():
     table = postings._TermTable()
     table.texts_chunks(["prazo de entrega", "x" * 40])
     freed = weakref.ref(table)
-    gc.disable()  # no reference cycle: freed without the cyclic collector (which the build pauses)
+    gc.disable()  # no reference cycle: freed without the cyclic collector (the build pauses full collections)
     try:
         del table
         assert freed() is None

@@ -79,25 +79,20 @@ def test_reasons_are_formatted_when_shown_and_tagged_with_their_part():
     assert bm25["detail"].startswith("score ") and "coverage 1.00 (envi amostr)" in bm25["detail"]
 
 
-def test_a_build_runs_without_cyclic_gc_and_gives_the_collector_back(monkeypatch):
+def test_a_build_runs_without_full_collections_and_gives_the_thresholds_back(monkeypatch):
     build_tables = RouterIndex._build_tables
     seen = []
 
     def spy(self, *args):
-        seen.append(gc.isenabled())
+        seen.append(gc.get_threshold())
         return build_tables(self, *args)
 
+    before = gc.get_threshold()
     monkeypatch.setattr(RouterIndex, "_build_tables", spy)
-    assert gc.isenabled()
     RouterIndex(CATALOG)
-    assert seen == [False] and gc.isenabled()
-    gc.disable()  # a caller that turned it off keeps it off
-    try:
-        RouterIndex(CATALOG)
-        assert not gc.isenabled()
-    finally:
-        gc.enable()
+    assert seen == [(before[0], before[1], 1 << 30)] and gc.get_threshold() == before
+    assert gc.isenabled()
     monkeypatch.setattr(RouterIndex, "_build_tables", lambda self, *args: 1 / 0)
     with pytest.raises(ZeroDivisionError):
         RouterIndex(CATALOG)
-    assert gc.isenabled()
+    assert gc.get_threshold() == before
