@@ -64,10 +64,9 @@ def entries_digest(entries: Sequence[EntryLike]) -> str:
 
 def entry_link_keys(e: EntryLike) -> tuple[str, ...]:
     """The package keys an entry's body links to, in order (repeats kept)."""
-    body = e.body or ""
-    if "[[" not in body:
-        return ()
-    return tuple(_package_key(target) for target in WIKILINK_RE.findall(body))
+    # No ``"[[" in body`` test first: the pattern's literal prefix is searched as fast, and a body with
+    # links was scanned twice (~0.1 s at 100,000 entries; a body without links is no slower).
+    return tuple(_package_key(target) for target in WIKILINK_RE.findall(e.body or ""))
 
 
 def resolve_links(
