@@ -3,8 +3,9 @@
 The index build used to analyze every field of every entry token by token in
 Python and count terms in one dict per entry: at 100,000 entries that loop
 was most of a ~35 s (CPU) build. Here a text is counted by whitespace-separated
-chunk in C, each distinct chunk of the corpus is analyzed once, and the
-per-(document, term) counting is done by numpy per batch of entries.
+chunk (split and identified by numpy over a batch's UTF-8 bytes), each distinct
+chunk of the corpus is analyzed once, and the per-(document, term) counting is
+done by numpy per batch of entries.
 
 The result is the same as the per-entry loop (``RouterIndex._weighted_docs``
 before this module): term ids are assigned in order of first appearance
@@ -19,7 +20,6 @@ from __future__ import annotations
 
 from array import array
 from collections.abc import Mapping, Sequence
-from itertools import chain
 
 import numpy as np
 
@@ -51,15 +51,91 @@ def _field_texts(e: EntryLike, name: str) -> Sequence[str]:
     return getattr(e, "search_terms", ())
 
 
-class _Chunks(dict):
-    """chunk → id; a chunk met for the first time is analyzed and registered (in order of appearance)."""
+# ``str.split()`` splits on every character ``str.isspace()`` accepts. Over UTF-8 bytes: the ASCII
+# whitespace bytes (class 1), and a few 2- and 3-byte characters (U+0085, U+00A0, U+1680, U+2000-U+200A,
+# ...), each led by a byte of class 2: a batch without those bytes is split by class 1 alone. All of
+# Unicode's whitespace is in its first plane (a test checks every plane).
+_WIDE_SPACES = np.array([cp for cp in range(128, 0x10000) if chr(cp).isspace()], dtype=np.int64)
+_WIDE_SPACE_LEADS = frozenset(chr(cp).encode()[0] for cp in _WIDE_SPACES.tolist())
+_BYTE_CLASS = bytes(1 if b < 128 and chr(b).isspace() else 2 if b in _WIDE_SPACE_LEADS else 0 for b in range(256))
+_PAD = b" " * 16  # whitespace around a batch: the 8-byte reads at a chunk's bytes 0 and 8 stay inside it
+# A chunk of up to 15 UTF-8 bytes has an exact key of two little-endian words: its bytes 0-7 (zero past
+# its end), and its bytes 8-14 (zero past its end) with its size in the top byte.
+_SHORT_CHUNK_BYTES = 15
+_LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # low n bytes of a word
 
-    def __init__(self, table: _TermTable):
-        super().__init__()
-        self.table = table
 
-    def __missing__(self, chunk: str) -> int:
-        return self.table._register(chunk)
+def _chunk_hash(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+    """A 64-bit hash of short chunks' keys: it only places a key, lookups always compare the whole key."""
+    h = heads * np.uint64(0x9E3779B97F4A7C15) ^ tails * np.uint64(0xC2B2AE3D27D4EB4F)
+    h ^= h >> np.uint64(31)
+    return h * np.uint64(0xD6E8FEB86659FD93)
+
+
+class _ShortChunkIds:
+    """Exact key (``_SHORT_CHUNK_BYTES``) → chunk id of every known chunk of ≤ 15 bytes, in numpy.
+
+    An open-addressing table (linear probing, at most a quarter full) looked
+    up for a whole batch at once: a probe compares the whole key, so keys that
+    share a hash only cost probes, they never share an id.
+    """
+
+    def __init__(self, bits: int = 16):
+        self.count = 0
+        self._allocate(bits)
+
+    def _allocate(self, bits: int) -> None:
+        self.bits = bits
+        self.mask = (1 << bits) - 1
+        self.ids = np.full(1 << bits, -1, dtype=np.int64)
+        self.heads = np.zeros(1 << bits, dtype=np.uint64)
+        self.tails = np.zeros(1 << bits, dtype=np.uint64)  # size 0: no chunk's key
+
+    def _slots(self, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+        return (_chunk_hash(heads, tails) >> np.uint64(64 - self.bits)).astype(np.int64)
+
+    def lookup(self, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
+        """Chunk id of every key, -1 for a key not in the table."""
+        slots = self._slots(heads, tails)
+        found = self.ids[slots]
+        hit = (self.heads[slots] == heads) & (self.tails[slots] == tails)
+        out = np.where(hit, found, -1)
+        # Keys whose home slot holds another key probe on (a few percent at a quarter full).
+        pending = np.flatnonzero((found >= 0) & ~hit)
+        slots = slots[pending]
+        while pending.size:
+            slots = (slots + 1) & self.mask
+            found = self.ids[slots]
+            hit = (self.heads[slots] == heads[pending]) & (self.tails[slots] == tails[pending])
+            out[pending[hit]] = found[hit]
+            more = (found >= 0) & ~hit
+            pending, slots = pending[more], slots[more]
+        return out
+
+    def insert(self, heads: np.ndarray, tails: np.ndarray, ids: np.ndarray) -> None:
+        """Add distinct keys that are not in the table yet."""
+        if 4 * (self.count + len(ids)) > len(self.ids):
+            keep = np.flatnonzero(self.ids >= 0)
+            old = self.heads[keep], self.tails[keep], self.ids[keep]
+            bits = self.bits + 1
+            while (1 << bits) < 8 * (self.count + len(ids)):
+                bits += 1
+            self._allocate(bits)
+            self.count = 0
+            self.insert(*old)
+        self.count += len(ids)
+        slots = self._slots(heads, tails)
+        while ids.size:
+            free = self.ids[slots] < 0
+            # One key per free slot this round; every other key moves on to the next slot.
+            _, won = np.unique(slots[free], return_index=True)
+            won = np.flatnonzero(free)[won]
+            at = slots[won]
+            self.ids[at], self.heads[at], self.tails[at] = ids[won], heads[won], tails[won]
+            rest = np.ones(len(ids), dtype=bool)
+            rest[won] = False
+            slots = (slots[rest] + 1) & self.mask
+            heads, tails, ids = heads[rest], tails[rest], ids[rest]
 
 
 class _TermTable:
@@ -68,15 +144,21 @@ class _TermTable:
     Tokens never span whitespace, so a text's tokens are those of its
     whitespace-separated chunks in order. Each distinct chunk of the corpus
     ("preço,", "[[PKG_000123]]") is analyzed once and remembered as an id
-    with its term ids (CSR arrays): after that, a batch of texts costs
-    ``str.split`` and a ``map`` over a dict, C-level work per token.
+    with its term ids (CSR arrays). A batch of texts is then chunked by numpy
+    over its UTF-8 bytes (``str.split()``'s boundaries) and its chunks of up to
+    15 bytes are found by an exact key in ``_ShortChunkIds``: only chunks not
+    seen before, and longer ones, go through Python (``chunks``, the dict that
+    registers them).
     """
 
     def __init__(self):
         self.vocabulary: dict[str, int] = {}
-        self.chunks = _Chunks(self)
+        # chunk → id, in order of first appearance. A plain dict (it used to register missing chunks itself,
+        # holding the table: a reference cycle that kept the whole table alive until a full collection).
+        self.chunks: dict[str, int] = {}
         self.chunk_ptr = array("q", [0])
         self.chunk_terms = array("i")
+        self.short_ids = _ShortChunkIds()
 
     def _term_id(self, term: str) -> int:
         return self.vocabulary.setdefault(term, len(self.vocabulary))
@@ -88,19 +170,58 @@ class _TermTable:
         return chunk_id
 
     def texts_chunks(self, texts: list[str]) -> tuple[np.ndarray, np.ndarray]:
-        """Chunk ids of every text in order, and how many each text has (C-level work per token)."""
-        splits = [text.split() for text in texts]
-        lens = np.fromiter(map(len, splits), dtype=np.int64, count=len(splits))
-        # One pass: a chunk not seen before is registered by ``_Chunks.__missing__`` as the map meets it;
-        # read straight into the array (no list of Python ints in between).
-        ids = np.fromiter(
-            map(self.chunks.__getitem__, chain.from_iterable(splits)), dtype=np.int64, count=int(lens.sum())
-        )
+        """Chunk ids of every text in order (``text.split()``'s chunks), and how many each text has."""
+        encoded = [text.encode("utf-8", "surrogatepass") for text in texts]
+        sizes = np.fromiter(map(len, encoded), dtype=np.int64, count=len(encoded))
+        buf = _PAD + b" ".join(encoded) + _PAD
+        del encoded
+        starts, ends = _chunk_bounds(buf)
+        lens = np.diff(np.searchsorted(starts, np.cumsum(sizes + 1) + (len(_PAD) - 1)), prepend=0)
+        sizes = ends - starts
+        # Little-endian words at every byte offset: a chunk's bytes 0-7 and 8-15 are one read each.
+        words = np.ndarray((len(buf) - 7,), dtype="<u8", buffer=buf, strides=(1,))
+        heads = words[starts]
+        heads &= _LOW_BYTES[np.minimum(sizes, 8)]
+        tails = words[starts + 8]
+        tails &= _LOW_BYTES[np.clip(sizes - 8, 0, 7)]
+        tails |= sizes.astype(np.uint64) << np.uint64(56)
+        ids = self.short_ids.lookup(heads, tails)
+        ids[sizes > _SHORT_CHUNK_BYTES] = -1  # a longer chunk's two words are not its key
+        unknown = np.flatnonzero(ids < 0)
+        if unknown.size:
+            self._resolve(buf, starts, ends, heads, tails, ids, unknown)
         return ids, lens
+
+    def _resolve(self, buf, starts, ends, heads, tails, ids, unknown) -> None:
+        """Ids of the chunks ``short_ids`` does not know (new or long ones): new chunks register in order."""
+        is_short = ends[unknown] - starts[unknown] <= _SHORT_CHUNK_BYTES
+        short = unknown[is_short]
+        # One Python lookup per distinct short key (at its first occurrence); a key sharing its hash with an
+        # earlier, different key is looked up on its own, and so is every long chunk.
+        _, firsts, inverse = np.unique(_chunk_hash(heads[short], tails[short]), return_index=True, return_inverse=True)
+        reps = short[firsts][inverse]
+        same = (heads[reps] == heads[short]) & (tails[reps] == tails[short])
+        looked_up = np.unique(np.concatenate([short[firsts], short[~same], unknown[~is_short]]))
+        # In token order: a chunk's first occurrence is always among them, so new chunks register in order.
+        known, register = self.chunks.get, self._register
+        ids[looked_up] = [
+            chunk_id if (chunk_id := known(chunk)) is not None else register(chunk)
+            for chunk in (
+                buf[s:e].decode("utf-8", "surrogatepass")
+                for s, e in zip(starts[looked_up].tolist(), ends[looked_up].tolist())
+            )
+        ]
+        ids[short[same]] = ids[reps[same]]
+        new = looked_up[ends[looked_up] - starts[looked_up] <= _SHORT_CHUNK_BYTES]
+        _, once = np.unique(ids[new], return_index=True)  # the key is exact: one key per chunk
+        new = new[once]
+        self.short_ids.insert(heads[new], tails[new], ids[new])
 
     def identifier_term_ids(self, text: str, ids: array) -> int:
         terms = analyze_identifier(text)
-        ids.extend(self._term_id(t) for t in terms)
+        vocabulary = self.vocabulary  # inlined ``_term_id``: 600,000 identifier terms at 100k entries
+        for term in terms:
+            ids.append(vocabulary.setdefault(term, len(vocabulary)))
         return len(terms)
 
     def expand(self, chunk_ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
@@ -231,3 +352,31 @@ def _chunk_triplets(
         summed = narrow  # exact: half the bytes while the batch waits to be placed
     del narrow
     return (unique % n_terms).astype(np.int32), (unique // n_terms).astype(np.int32), summed
+
+
+def _chunk_bounds(buf: bytes) -> tuple[np.ndarray, np.ndarray]:
+    """Start and end offsets of ``buf``'s chunks, split as ``str.split()`` splits the text it encodes.
+
+    ``buf`` is UTF-8 (with ``surrogatepass``) with whitespace at both ends.
+    """
+    classes = buf.translate(_BYTE_CLASS)
+    if 2 not in classes:
+        space = np.frombuffer(classes, dtype=np.bool_)
+    else:
+        b = np.frombuffer(buf, dtype=np.uint8)
+        c = np.frombuffer(classes, dtype=np.uint8)
+        space = c == 1
+        # Lead bytes only ever start a character in UTF-8: decode the one starting at each and test it.
+        at = np.flatnonzero(c == 2)
+        b0, b1, b2 = b[at].astype(np.int64), b[at + 1].astype(np.int64), b[at + 2].astype(np.int64)
+        two = b0 < 0xE0
+        codepoints = np.where(
+            two, ((b0 & 0x1F) << 6) | (b1 & 0x3F), ((b0 & 0x0F) << 12) | ((b1 & 0x3F) << 6) | (b2 & 0x3F)
+        )
+        wide = np.isin(codepoints, _WIDE_SPACES)
+        at, two = at[wide], two[wide]
+        space[at] = space[at + 1] = True
+        space[at[~two] + 2] = True
+    bounds = np.flatnonzero(space[1:] != space[:-1])
+    bounds += 1
+    return bounds[0::2], bounds[1::2]

@@ -1,5 +1,9 @@
 """The pure router on hand-made catalogs (no database)."""
 
+import gc
+
+import pytest
+
 from knowledge.retrieval import Entry, RouterIndex
 
 CATALOG = [
@@ -73,3 +77,55 @@ def test_reasons_are_formatted_when_shown_and_tagged_with_their_part():
     assert keyword == {"signal": "keyword", "rank": 1, "detail": "envio de amostras", "part": 1}
     bm25 = next(n for n in shipping.why if n["signal"] == "bm25")
     assert bm25["detail"].startswith("score ") and "coverage 1.00 (envi amostr)" in bm25["detail"]
+
+
+def test_a_build_runs_without_full_collections_and_gives_the_thresholds_back(monkeypatch):
+    build_tables = RouterIndex._build_tables
+    seen = []
+
+    def spy(self, *args):
+        seen.append(gc.get_threshold())
+        return build_tables(self, *args)
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(RouterIndex, "_build_tables", spy)
+    RouterIndex(CATALOG)
+    assert seen == [(before[0], before[1], 1 << 30)] and gc.get_threshold() == before
+    assert gc.isenabled()
+    monkeypatch.setattr(RouterIndex, "_build_tables", lambda self, *args: 1 / 0)
+    with pytest.raises(ZeroDivisionError):
+        RouterIndex(CATALOG)
+    assert gc.get_threshold() == before
+
+
+def test_overlapping_builds_share_one_pause_and_the_last_gives_the_thresholds_back(monkeypatch):
+    # Thread A starts a build, thread B starts another while A runs, A ends first: B must still run
+    # paused, and once B ends the thresholds are the original ones (not the paused ones B would have saved).
+    import threading
+
+    build_tables = RouterIndex._build_tables
+    a_inside, b_inside, a_may_end, b_may_end = (threading.Event() for _ in range(4))
+    seen = {}
+
+    def spy(self, *args):
+        name = threading.current_thread().name
+        (a_inside if name == "A" else b_inside).set()
+        (a_may_end if name == "A" else b_may_end).wait(10)
+        seen[name] = gc.get_threshold()
+        return build_tables(self, *args)
+
+    before = gc.get_threshold()
+    monkeypatch.setattr(RouterIndex, "_build_tables", spy)
+    a = threading.Thread(target=RouterIndex, args=(CATALOG,), name="A")
+    b = threading.Thread(target=RouterIndex, args=(CATALOG,), name="B")
+    a.start()
+    assert a_inside.wait(10)
+    b.start()
+    assert b_inside.wait(10)
+    a_may_end.set()
+    a.join(10)
+    assert gc.get_threshold() == (before[0], before[1], 1 << 30)  # B still builds: still paused
+    b_may_end.set()
+    b.join(10)
+    assert seen["A"] == seen["B"] == (before[0], before[1], 1 << 30)
+    assert gc.get_threshold() == before
