@@ -29,6 +29,8 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .sorting import stable_order
+
 TermWeights = Iterable[tuple[str, float]]
 
 
@@ -50,21 +52,6 @@ _DOC_ROWS_BYTES = 8 << 20
 # Past this many documents the budget holds too few rows to pay (80 at 100k) and a row is a
 # cache-missing 100 KB array: coverage uses ``contains`` there, as before.
 _DOC_ROWS_MAX_DOCS = 16_384
-
-
-def _stable_order(term_ids: np.ndarray) -> np.ndarray:
-    """``np.argsort(term_ids, kind="stable")`` for non-negative int32 ids, by 16-bit radix passes.
-
-    numpy sorts 16-bit keys stably by radix (linear) and wider ones by timsort: two radix passes
-    (low half, then high half) give the same permutation about three times faster.
-    """
-    if term_ids.size == 0:
-        return np.zeros(0, dtype=np.int64)
-    if int(term_ids.max()) < 1 << 16:
-        return np.argsort(term_ids.astype(np.uint16), kind="stable")
-    order = np.argsort((term_ids & 0xFFFF).astype(np.uint16), kind="stable")
-    high = (term_ids >> 16).astype(np.uint16)[order]
-    return order[np.argsort(high, kind="stable")]
 
 
 def _terms_of_postings(indptr: np.ndarray, start: int, end: int) -> np.ndarray:
@@ -307,7 +294,7 @@ class SparseBM25Index:
         parts.reverse()  # consumed from the end: popping frees each part once placed
         while parts:
             term_ids, doc_ids, values = parts.pop()
-            order = _stable_order(term_ids)
+            order = stable_order(term_ids)
             terms = term_ids[order]
             starts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]]) if terms.size else np.zeros(0, np.int64)
             counts = np.diff(np.r_[starts, terms.size])

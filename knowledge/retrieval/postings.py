@@ -26,6 +26,7 @@ import numpy as np
 from common.text import analyze, analyze_identifier
 
 from .entries import EntryLike
+from .sorting import sorted_unique_counts
 
 # BM25F fields in the order their terms are first seen (the vocabulary's order).
 FIELDS = ("id", "aliases", "title", "keywords", "summary", "body", "search_terms")
@@ -330,7 +331,7 @@ def _chunk_triplets(
     keys_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
     for w, terms, docs in field_terms:
-        unique, counts = np.unique(docs * n_terms + terms, return_counts=True)
+        unique, counts = sorted_unique_counts(docs * n_terms + terms)
         keys_parts.append(unique)
         value_parts.append(w * counts.astype(np.float64))  # w·count, as the per-entry loop computed it
     if not keys_parts:

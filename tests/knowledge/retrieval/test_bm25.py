@@ -209,15 +209,29 @@ def test_postings_with_weights_float32_cannot_hold_are_placed_as_float64_and_sta
     assert by_parts.tf.dtype == np.float64
 
 
-@pytest.mark.parametrize("high", [50, 70_000, 2**31 - 1])
-def test_the_radix_order_of_term_ids_is_numpys_stable_argsort(high):
-    from knowledge.retrieval.bm25 import _stable_order
+@pytest.mark.parametrize("high", [50, 70_000, 2**31 - 1, 2**40, 2**50])
+def test_the_radix_order_of_integer_keys_is_numpys_stable_argsort(high):
+    from knowledge.retrieval.sorting import sorted_unique_counts, stable_order
 
-    rng = np.random.default_rng(high)
-    ids = rng.integers(0, high, size=20_000, dtype=np.int32)
-    ids[::7] = ids[0]  # many equal keys: their original order must be kept
-    assert np.array_equal(_stable_order(ids), np.argsort(ids, kind="stable"))
-    assert _stable_order(np.zeros(0, dtype=np.int32)).size == 0
+    rng = np.random.default_rng(high % 1000)
+    keys = rng.integers(0, high, size=20_000, dtype=np.int64)
+    keys[::7] = keys[0]  # many equal keys: their original order must be kept
+    assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
+    assert np.array_equal(
+        stable_order(keys.astype(np.int32) if high < 2**31 else keys), np.argsort(keys, kind="stable")
+    )
+    unique, counts = sorted_unique_counts(keys)
+    expected_unique, expected_counts = np.unique(keys, return_counts=True)
+    assert np.array_equal(unique, expected_unique) and np.array_equal(counts, expected_counts)
+    assert stable_order(np.zeros(0, dtype=np.int32)).size == 0
+    assert [a.size for a in sorted_unique_counts(np.zeros(0, dtype=np.int64))] == [0, 0]
+
+
+def test_negative_keys_are_ordered_by_numpy_itself():
+    from knowledge.retrieval.sorting import stable_order
+
+    keys = np.array([3, -1, 2, -1, 0], dtype=np.int64)
+    assert np.array_equal(stable_order(keys), np.argsort(keys, kind="stable"))
 
 
 def test_the_terms_of_a_range_of_postings_match_a_search_of_indptr():
