@@ -47,15 +47,36 @@ _PORTUGUESE = _STEMMERS[0]
 _WORD_RE = re.compile(r"[^\W_]+", re.UNICODE)
 
 
-@lru_cache(maxsize=200_000)
-def stem(word: str) -> str:
-    """Shortest Snowball stem over pt/en/es of a lower-case word, folded."""
+# Lower-case word → its stem. A plain dict (bounded) that ``stem_many`` can fill a batch at a time.
+_STEM_CACHE: dict[str, str] = {}
+_STEM_CACHE_MAX = 200_000
+
+
+def _shortest(word: str, candidates) -> str:
     best = word
-    for stemmer in _STEMMERS:
-        candidate = stemmer.stemWord(word)
+    for candidate in candidates:
         if len(candidate) < len(best):
             best = candidate
     return fold(best)
+
+
+def stem(word: str) -> str:
+    """Shortest Snowball stem over pt/en/es of a lower-case word, folded (ties go to the earlier language)."""
+    found = _STEM_CACHE.get(word)
+    if found is None:
+        found = _shortest(word, [stemmer.stemWord(word) for stemmer in _STEMMERS])
+        if len(_STEM_CACHE) < _STEM_CACHE_MAX:
+            _STEM_CACHE[word] = found
+    return found
+
+
+def stem_many(words: Iterable[str]) -> None:
+    """Work out the stems of many lower-case words at once (one Snowball call per language for the
+    whole batch, ``stemWords``, instead of three per word), so that ``stem`` finds them cached."""
+    missing = [w for w in dict.fromkeys(words) if w not in _STEM_CACHE][: max(0, _STEM_CACHE_MAX - len(_STEM_CACHE))]
+    if missing:
+        for word, *candidates in zip(missing, *(stemmer.stemWords(missing) for stemmer in _STEMMERS)):
+            _STEM_CACHE[word] = _shortest(word, candidates)
 
 
 def _is_code(raw: str) -> bool:

@@ -28,6 +28,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 from common.text import analyze, fold
+from common.text.analysis import stem_many
 
 LEXICON_PATH = Path(__file__).resolve().parent / "data" / "lexicon.tsv.gz"
 COGNATE_MIN_LENGTH = 5
@@ -76,6 +77,11 @@ def load_lexicon(target: str = "pt", path: Path = LEXICON_PATH) -> dict[str, tup
             for line in handle:
                 lang, word, targets = line.rstrip("\n").split("\t")
                 raw[(lang, word)] = targets.split("|")
+        # Every word once through the stemmers in one batch per language (what ``analyze`` reads back).
+        stem_many(
+            [word.lower() for _, word in raw]
+            + [t.split(":", 1)[-1].lower() for targets in raw.values() for t in targets]
+        )
         for (lang, word), targets in raw.items():
             if lang == target:
                 continue

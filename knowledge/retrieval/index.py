@@ -275,8 +275,9 @@ class RouterIndex:
                 self.keywords_too_common.add(terms)
         # Reachable from their rarest term: a common word heads few keyword lists.
         self.keywords_by_rarest: dict[str, list[tuple[str, ...]]] = {}
+        df = vocabulary_df.get
         for terms in self.keyword_entries:
-            rarest = min(terms, key=lambda t: (self.bm25.df(t), t))
+            rarest = terms[0] if len(terms) == 1 else min(terms, key=lambda t: (df(t, 0), t))
             self.keywords_by_rarest.setdefault(rarest, []).append(terms)
         self.typos = TypoExpander(vocabulary_df)
         self.typos.prepare()  # pay for the typo table at build time, not on a user's question

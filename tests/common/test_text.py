@@ -73,3 +73,22 @@ def test_one_language_rule_for_every_caller():
     assert guess_language({"pt": 0, "en": 1, "es": 1}, hint="es-MX") == "es"  # the locale breaks a tie
     assert guess_language({}, hint="en") == "en"
     assert guess_language({}, default="es") == "es"
+
+
+def test_stemming_many_words_at_once_gives_each_words_own_stem(monkeypatch):
+    from common.text import analysis
+
+    words = ["preços", "sending", "extracción", "kits", "ações", "corriendo", "amostras", "análises", "be", "ções"]
+    one_by_one = {}
+    for word in words:
+        monkeypatch.setattr(analysis, "_STEM_CACHE", {})
+        one_by_one[word] = analysis.stem(word)
+    monkeypatch.setattr(analysis, "_STEM_CACHE", {})
+    analysis.stem_many(words + words)
+    assert analysis._STEM_CACHE == one_by_one
+    # Bounded like the per-word cache: past the cap, words are stemmed when asked and not kept.
+    monkeypatch.setattr(analysis, "_STEM_CACHE", {})
+    monkeypatch.setattr(analysis, "_STEM_CACHE_MAX", 3)
+    analysis.stem_many(words)
+    assert list(analysis._STEM_CACHE) == words[:3]
+    assert analysis.stem("corriendo") == one_by_one["corriendo"] and len(analysis._STEM_CACHE) == 3
