@@ -26,6 +26,7 @@ procedures by name only; every other relevant entry listed (id, title, one line)
 
 from __future__ import annotations
 
+import functools
 import gc
 import hashlib
 import re
@@ -162,10 +163,25 @@ def _full_collections_paused():
                 gc.set_threshold(*_paused["thresholds"])
 
 
+def _paused_while_building(init):
+    """``RouterIndex.__init__`` under ``_full_collections_paused`` when it builds (no ``bm25`` given);
+    an index over a mapped segment makes few objects, and a pause would only move the next full
+    collection into whatever comes after it."""
+
+    @functools.wraps(init)
+    def wrapper(self, entries, **kwargs):
+        if kwargs.get("bm25") is not None:
+            return init(self, entries, **kwargs)
+        with _full_collections_paused():
+            return init(self, entries, **kwargs)
+
+    return wrapper
+
+
 class RouterIndex:
     """Everything the router needs about one catalog version, built once."""
 
-    @_full_collections_paused()
+    @_paused_while_building
     def __init__(
         self,
         entries: Sequence[EntryLike],

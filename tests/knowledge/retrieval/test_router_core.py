@@ -129,3 +129,21 @@ def test_overlapping_builds_share_one_pause_and_the_last_gives_the_thresholds_ba
     b.join(10)
     assert seen["A"] == seen["B"] == (before[0], before[1], 1 << 30)
     assert gc.get_threshold() == before
+
+
+def test_an_index_over_given_postings_runs_with_the_collectors_thresholds_as_they_are(monkeypatch, tmp_path):
+    # Only a build pauses full collections: mapping a segment makes few objects.
+    from knowledge.retrieval.segments import segment_load, segment_write
+
+    built = RouterIndex(CATALOG)
+    segment_write(tmp_path, "k", built.bm25, tables=built.shared_tables())
+    bm25, tables = segment_load(tmp_path, "k")
+    map_tables, seen = RouterIndex._map_tables, []
+
+    def spy(self, *args):
+        seen.append(gc.get_threshold())
+        return map_tables(self, *args)
+
+    monkeypatch.setattr(RouterIndex, "_map_tables", spy)
+    RouterIndex(CATALOG, bm25=bm25, tables=tables)
+    assert seen == [gc.get_threshold()] and seen[0][2] != 1 << 30
