@@ -13,6 +13,7 @@ from .analysis import (
     content_words,
     query_key,
     stem,
+    stem_many,
     stem_portuguese,
     tokens,
 )
@@ -34,6 +35,7 @@ __all__ = [
     "guess_language",
     "query_key",
     "stem",
+    "stem_many",
     "stem_portuguese",
     "tokens",
 ]

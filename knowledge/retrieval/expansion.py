@@ -27,8 +27,7 @@ import threading
 from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
-from common.text import analyze, fold
-from common.text.analysis import stem_many
+from common.text import analyze, fold, stem_many
 
 LEXICON_PATH = Path(__file__).resolve().parent / "data" / "lexicon.tsv.gz"
 COGNATE_MIN_LENGTH = 5

@@ -26,7 +26,7 @@ import numpy as np
 from common.text import analyze, analyze_identifier
 
 from .entries import EntryLike
-from .sorting import sorted_unique_counts
+from .sorting import sorted_distinct, sorted_unique_counts
 
 # BM25F fields in the order their terms are first seen (the vocabulary's order).
 FIELDS = ("id", "aliases", "title", "keywords", "summary", "body", "search_terms")
@@ -202,7 +202,7 @@ class _TermTable:
         _, firsts, inverse = np.unique(_chunk_hash(heads[short], tails[short]), return_index=True, return_inverse=True)
         reps = short[firsts][inverse]
         same = (heads[reps] == heads[short]) & (tails[reps] == tails[short])
-        looked_up = _sorted_distinct(np.concatenate([short[firsts], short[~same], unknown[~is_short]]))
+        looked_up = sorted_distinct(np.concatenate([short[firsts], short[~same], unknown[~is_short]]))
         # In token order: a chunk's first occurrence is always among them, so new chunks register in order.
         known, register = self.chunks.get, self._register
         ids[looked_up] = [
@@ -237,13 +237,6 @@ class _TermTable:
         total = int(lens.sum())
         within = np.arange(total, dtype=np.int64) - np.repeat(np.cumsum(lens) - lens, lens)
         return flat[np.repeat(starts, lens) + within], np.repeat(docs, lens)
-
-
-def _sorted_distinct(values: np.ndarray) -> np.ndarray:
-    """``np.unique(values)``; a plain ``np.unique`` asks ``np.ma.is_masked``, whose lazy import of
-    ``numpy.ma`` cost ~14 ms of the first edit (delta) a process applied."""
-    ordered = np.sort(values)
-    return ordered[np.r_[True, ordered[1:] != ordered[:-1]]] if ordered.size else ordered
 
 
 def _np(values: array, dtype) -> np.ndarray:

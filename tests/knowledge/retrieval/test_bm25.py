@@ -211,7 +211,7 @@ def test_postings_with_weights_float32_cannot_hold_are_placed_as_float64_and_sta
 
 @pytest.mark.parametrize("high", [50, 70_000, 2**31 - 1, 2**40, 2**50])
 def test_the_radix_order_of_integer_keys_is_numpys_stable_argsort(high):
-    from knowledge.retrieval.sorting import sorted_unique_counts, stable_order
+    from knowledge.retrieval.sorting import sorted_distinct, sorted_unique_counts, stable_order
 
     rng = np.random.default_rng(high % 1000)
     keys = rng.integers(0, high, size=20_000, dtype=np.int64)
@@ -223,7 +223,9 @@ def test_the_radix_order_of_integer_keys_is_numpys_stable_argsort(high):
     unique, counts = sorted_unique_counts(keys)
     expected_unique, expected_counts = np.unique(keys, return_counts=True)
     assert np.array_equal(unique, expected_unique) and np.array_equal(counts, expected_counts)
+    assert np.array_equal(sorted_distinct(keys), expected_unique)
     assert stable_order(np.zeros(0, dtype=np.int32)).size == 0
+    assert sorted_distinct(np.zeros(0, dtype=np.int64)).size == 0
     assert [a.size for a in sorted_unique_counts(np.zeros(0, dtype=np.int64))] == [0, 0]
 
 
@@ -244,3 +246,20 @@ def test_the_terms_of_a_range_of_postings_match_a_search_of_indptr():
     for start, end in [(0, total), (0, 1), (5, 6), (17, 400), (total - 3, total)]:
         expected = np.searchsorted(indptr, np.arange(start, end), side="right") - 1
         assert np.array_equal(_terms_of_postings(indptr, start, end), expected)
+
+
+def test_chunking_a_batch_does_not_import_numpys_masked_arrays():
+    # A plain np.unique imports numpy.ma on first use (~14 ms of a process's first edit through a delta).
+    import subprocess
+    import sys
+
+    code = (
+        "import sys\n"
+        "from knowledge.retrieval.entries import Entry, RouterConfig\n"
+        "from knowledge.retrieval.postings import weighted_triplets\n"
+        "weighted_triplets([Entry('A_ONE', 'Prazo do Sanger', body='Prazo: três dias úteis, Sanger.')],"
+        " RouterConfig().field_weights)\n"
+        "print('numpy.ma' in sys.modules)\n"
+    )
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
+    assert out.stdout.strip() == "False"
