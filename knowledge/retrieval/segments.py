@@ -39,7 +39,7 @@ import os
 import shutil
 import time
 import uuid
-from collections.abc import Iterator, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from pathlib import Path
 
 import numpy as np
@@ -73,37 +73,114 @@ def segment_exists(directory: Path, key: str) -> bool:
     return (segment_path(directory, key) / _META).is_file()
 
 
+def array_layout(specs: Iterable[tuple[str, np.dtype, tuple[int, ...]]]) -> tuple[dict[str, dict], int]:
+    """Where each array ``(name, dtype, shape)`` lies in ``arrays.bin``, one after the other in order, each at
+    an ``_ALIGN``-aligned offset after the magic; returns that layout and the file's size."""
+    layout = {}
+    offset = _ALIGN
+    for name, dtype, shape in specs:
+        dtype = np.dtype(dtype)
+        if dtype.hasobject:
+            raise ValueError(f"array {name}: {dtype} cannot be mapped")
+        layout[name] = {"dtype": dtype.str, "shape": list(shape), "offset": offset}
+        offset += math.prod(shape) * dtype.itemsize
+        offset += -offset % _ALIGN
+    return layout, offset
+
+
+def data_file_create(path: Path, size: int):
+    """``arrays.bin`` of ``size`` bytes, zeros after the magic (the padding between arrays stays zero), open
+    for ``os.pwrite`` of each array at its offset (``array_layout``)."""
+    fh = open(path, "w+b")
+    fh.write(_MAGIC)
+    fh.truncate(size)
+    return fh
+
+
+def array_pwrite(fd: int, offset: int, values: np.ndarray) -> None:
+    """Write ``values``' bytes at ``offset`` of the open file ``fd``."""
+    view = memoryview(np.ascontiguousarray(values).reshape(-1).view(np.uint8))
+    while view:
+        written = os.pwrite(fd, view, offset)
+        view, offset = view[written:], offset + written
+
+
 def _arrays_write(path: Path, arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, dict], int]:
     """Write ``arrays`` one after the other into ``path``; returns their layout and the file's size."""
-    layout = {}
-    with open(path, "wb") as fh:
-        fh.write(_MAGIC.ljust(_ALIGN, b"\0"))
-        offset = _ALIGN
+    arrays = {name: np.ascontiguousarray(values) for name, values in arrays.items()}
+    layout, size = array_layout((name, values.dtype, values.shape) for name, values in arrays.items())
+    with data_file_create(path, size) as fh:
         for name, values in arrays.items():
-            values = np.ascontiguousarray(values)
-            if values.dtype.hasobject:
-                raise ValueError(f"array {name}: {values.dtype} cannot be mapped")
-            layout[name] = {"dtype": values.dtype.str, "shape": list(values.shape), "offset": offset}
-            fh.write(values.reshape(-1).view(np.uint8).data)
-            offset += values.nbytes
-            padding = -offset % _ALIGN
-            fh.write(b"\0" * padding)
-            offset += padding
-    return layout, offset
+            array_pwrite(fh.fileno(), layout[name]["offset"], values)
+    return layout, size
+
+
+def table_arrays(tables: Mapping[str, object]) -> tuple[dict[str, np.ndarray], dict[str, str]]:
+    """The router's per-entry tables as the arrays stored (``tables/<name>[/<part>]``) and each table's kind."""
+    arrays: dict[str, np.ndarray] = {}
+    kinds = {}
+    for name, table in tables.items():
+        if isinstance(table, np.ndarray):
+            arrays[f"tables/{name}"] = table
+            kinds[name] = "array"
+        else:
+            for part, values in table.arrays.items():
+                arrays[f"tables/{name}/{part}"] = values
+            kinds[name] = "str" if isinstance(table, StrTable) else "ragged"
+    return arrays, kinds
+
+
+def segment_meta(
+    key: str, *, n_docs: int, n_terms: int, k1: float, b: float, delta: float, avgdl: float,
+    kinds: dict, layout: dict, size: int, info: dict | None,
+) -> dict:
+    """``meta.json``'s content."""
+    return {
+        "format": FORMAT,
+        "key": key,
+        "n_docs": n_docs,
+        "n_terms": n_terms,
+        "k1": k1,
+        "b": b,
+        "delta": delta,
+        "avgdl": avgdl,
+        "tables": kinds,
+        "arrays": layout,
+        "bytes": size,
+        "written_at": time.time(),
+        **(info or {}),
+    }
+
+
+def segment_temp(directory: Path, key: str) -> Path:
+    """A new temporary directory beside the segment ``key``, to write it in (``segment_publish``)."""
+    directory = Path(directory)
+    directory.mkdir(parents=True, exist_ok=True)
+    tmp = directory / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+    tmp.mkdir()
+    return tmp
+
+
+def segment_publish(directory: Path, key: str, tmp: Path, meta: dict) -> None:
+    """Write ``meta.json`` into ``tmp`` and rename it into place; a concurrent writer's segment wins."""
+    (tmp / _META).write_text(json.dumps(meta), encoding="utf-8")
+    try:
+        os.rename(tmp, segment_path(directory, key))
+    except OSError:
+        if not segment_exists(directory, key):  # not a concurrent writer's win: a real failure
+            raise
 
 
 def segment_write(
     directory: Path, key: str, bm25: SparseBM25Index, *, info: dict | None = None, tables: dict | None = None
 ) -> Path:
     """Write ``bm25`` (and the router's ``tables``, ``index_tables.export_tables``) as segment ``key``
-    (atomically); returns its path. An existing segment is kept."""
-    directory = Path(directory)
-    directory.mkdir(parents=True, exist_ok=True)
+    (atomically); returns its path. An existing segment is kept. (``segment_build`` writes the same
+    bytes from the entries, without an index in memory.)"""
     final = segment_path(directory, key)
     if segment_exists(directory, key):
         return final
-    tmp = directory / f".tmp-{key}-{os.getpid()}-{uuid.uuid4().hex[:8]}"
-    tmp.mkdir()
+    tmp = segment_temp(directory, key)
     try:
         p = bm25._postings
         arrays = {
@@ -119,37 +196,23 @@ def segment_write(
         terms = sorted(bm25.vocabulary, key=bm25.vocabulary.__getitem__)
         for part, values in StrTable.build(terms).arrays.items():
             arrays[f"vocab/{part}"] = values
-        kinds = {}
-        for name, table in (tables or {}).items():
-            if isinstance(table, np.ndarray):
-                arrays[f"tables/{name}"] = table
-                kinds[name] = "array"
-            else:
-                for part, values in table.arrays.items():
-                    arrays[f"tables/{name}/{part}"] = values
-                kinds[name] = "str" if isinstance(table, StrTable) else "ragged"
+        stored, kinds = table_arrays(tables or {})
+        arrays.update(stored)
         layout, size = _arrays_write(tmp / _DATA, arrays)
-        meta = {
-            "format": FORMAT,
-            "key": key,
-            "n_docs": bm25.n_docs,
-            "n_terms": len(terms),
-            "k1": bm25.k1,
-            "b": bm25.b,
-            "delta": bm25.delta,
-            "avgdl": bm25.avgdl,
-            "tables": kinds,
-            "arrays": layout,
-            "bytes": size,
-            "written_at": time.time(),
-            **(info or {}),
-        }
-        (tmp / _META).write_text(json.dumps(meta), encoding="utf-8")
-        try:
-            os.rename(tmp, final)
-        except OSError:
-            if not segment_exists(directory, key):  # not a concurrent writer's win: a real failure
-                raise
+        meta = segment_meta(
+            key,
+            n_docs=bm25.n_docs,
+            n_terms=len(terms),
+            k1=bm25.k1,
+            b=bm25.b,
+            delta=bm25.delta,
+            avgdl=bm25.avgdl,
+            kinds=kinds,
+            layout=layout,
+            size=size,
+            info=info,
+        )
+        segment_publish(directory, key, tmp, meta)
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
