@@ -35,14 +35,19 @@ def _within_one_edit(a: str, b: str) -> bool:
     return a in _deletes(b)
 
 
+def typo_keys(term: str) -> tuple[str, ...]:
+    """The keys of the typo table a vocabulary term is filed under, in filing order: the term, then
+    its deletion variants; none for a term not corrected (``table_build`` files them the same way)."""
+    # Codes and numbers are typed exactly (and would bloat the table).
+    if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
+        return ()
+    return (term, *_deletes_in_order(term))
+
+
 def _add_terms(table: dict[str, list[str]], terms: Iterable[str]) -> None:
     for term in terms:
-        # Codes and numbers are typed exactly (and would bloat the table).
-        if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
-            continue
-        table.setdefault(term, []).append(term)
-        for deleted in _deletes_in_order(term):
-            table.setdefault(deleted, []).append(term)
+        for key in typo_keys(term):
+            table.setdefault(key, []).append(term)
 
 
 class TypoExpander:
