@@ -24,7 +24,7 @@ from .entries import EntryLike
 from .index import _package_key, entry_link_keys
 from .index_tables import _KW_CARRIED, _KW_TOO_COMMON, _SEP
 from .tables import Ragged, StrTable
-from .typos import typo_keys
+from .typos import typo_filing
 
 _NO_TERMS = -1  # a keyword as written that analyzes to nothing
 
@@ -113,8 +113,12 @@ class TableBuilder:
         keyword_flat, keyword_positions, keyword_counts = [], [], []
         link_flat, link_counts = [], []
         for i, e in enumerate(batch, start):
-            position[e.package_id] = i
-            for name in (e.package_id, *e.aliases):
+            package_id = e.package_id
+            position[package_id] = i
+            key = _package_key(package_id)
+            if key:
+                id_keys.setdefault(key, i)
+            for name in e.aliases:
                 key = _package_key(name)
                 if key:
                     id_keys.setdefault(key, i)
@@ -275,15 +279,13 @@ def _typo_tables(vocabulary: Mapping[str, int]) -> tuple[StrTable, Ragged]:
     as one key per variant and flat (variant, term) pairs instead of a list of terms per variant."""
     variants: dict[str, int] = {}
     variant_of, term_of = array("i"), array("i")
-    for term, col in vocabulary.items():
-        filed_under = typo_keys(term)
-        if filed_under:
-            for key in filed_under:
-                row = variants.get(key)
-                if row is None:
-                    row = variants[key] = len(variants)
-                variant_of.append(row)
-            term_of.extend([col] * len(filed_under))
+    for term, filed_under in typo_filing(vocabulary):
+        for key in filed_under:
+            row = variants.get(key)
+            if row is None:
+                row = variants[key] = len(variants)
+            variant_of.append(row)
+        term_of.extend([vocabulary[term]] * len(filed_under))
     keys = list(variants)
     del variants
     rows = _ragged(np.frombuffer(variant_of, dtype=np.int32), np.frombuffer(term_of, dtype=np.int32), len(keys))

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 
 TYPO_MIN_LENGTH = 4
 
@@ -35,18 +35,19 @@ def _within_one_edit(a: str, b: str) -> bool:
     return a in _deletes(b)
 
 
-def typo_keys(term: str) -> tuple[str, ...]:
-    """The keys of the typo table a vocabulary term is filed under, in filing order: the term, then
-    its deletion variants; none for a term not corrected (``table_build`` files them the same way)."""
-    # Codes and numbers are typed exactly (and would bloat the table).
-    if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
-        return ()
-    return (term, *_deletes_in_order(term))
+def typo_filing(terms: Iterable[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each term the typo table corrects, with the keys it is filed under in filing order: the term,
+    then its deletion variants (``table_build`` files the vocabulary the same way, as arrays)."""
+    for term in terms:
+        # Codes and numbers are typed exactly (and would bloat the table).
+        if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
+            continue
+        yield term, (term, *_deletes_in_order(term))
 
 
 def _add_terms(table: dict[str, list[str]], terms: Iterable[str]) -> None:
-    for term in terms:
-        for key in typo_keys(term):
+    for term, keys in typo_filing(terms):
+        for key in keys:
             table.setdefault(key, []).append(term)
 
 
