@@ -8,6 +8,7 @@ order, dtypes, bytes), whatever the batch size.
 from __future__ import annotations
 
 import importlib.util
+import json
 from pathlib import Path
 
 import numpy as np
@@ -17,6 +18,7 @@ from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval.entries import DEFAULT_FIELD_WEIGHTS, Entry, RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.index_tables import export_tables
+from knowledge.retrieval.segments import segment_path, segment_write
 from knowledge.retrieval.table_build import TableBuilder
 from knowledge.retrieval.tables import Ragged, StrTable
 from tests.knowledge.router import route_snapshot
@@ -146,3 +148,23 @@ def test_batches_must_come_in_order_and_the_tables_are_taken_once():
         builder.finish(index.bm25.vocabulary, index.bm25.doc_freq, index.body_token_counts)
     with pytest.raises(RuntimeError):
         builder.add(entries, len(entries))
+
+
+_UNSTAMPED = {"key": "", "written_at": 0}
+
+
+def test_a_segment_written_with_the_built_tables_is_byte_identical(tmp_path):
+    entries = _edge_catalog() + load_package_folder(ROOT / "knowledge" / "catalog")
+    index = RouterIndex(entries)
+    segment_write(tmp_path, "exported", index.bm25, tables=export_tables(index))
+    segment_write(tmp_path, "built", index.bm25, tables=_built(entries, index, 16))
+    exported, built = segment_path(tmp_path, "exported"), segment_path(tmp_path, "built")
+    files = sorted(p.relative_to(exported) for p in exported.rglob("*") if p.is_file())
+    assert files and files == sorted(p.relative_to(built) for p in built.rglob("*") if p.is_file())
+    for name in files:
+        if name.name == "meta.json":  # the key and the time of writing differ, and only those
+            built_meta, exported_meta = (json.loads((path / name).read_text()) for path in (built, exported))
+            assert built_meta | _UNSTAMPED == exported_meta | _UNSTAMPED
+            assert list(built_meta["tables"]) == list(exported_meta["tables"])
+        else:
+            assert (built / name).read_bytes() == (exported / name).read_bytes(), name
