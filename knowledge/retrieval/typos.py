@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, MutableMapping
+from collections.abc import Iterable, Iterator, Mapping, MutableMapping
 
 TYPO_MIN_LENGTH = 4
 
@@ -35,14 +35,20 @@ def _within_one_edit(a: str, b: str) -> bool:
     return a in _deletes(b)
 
 
-def _add_terms(table: dict[str, list[str]], terms: Iterable[str]) -> None:
+def typo_filing(terms: Iterable[str]) -> Iterator[tuple[str, tuple[str, ...]]]:
+    """Each term the typo table corrects, with the keys it is filed under in filing order: the term,
+    then its deletion variants (``table_build`` files the vocabulary the same way, as arrays)."""
     for term in terms:
         # Codes and numbers are typed exactly (and would bloat the table).
         if len(term) < TYPO_MIN_LENGTH - 1 or not term.isalpha():
             continue
-        table.setdefault(term, []).append(term)
-        for deleted in _deletes_in_order(term):
-            table.setdefault(deleted, []).append(term)
+        yield term, (term, *_deletes_in_order(term))
+
+
+def _add_terms(table: dict[str, list[str]], terms: Iterable[str]) -> None:
+    for term, keys in typo_filing(terms):
+        for key in keys:
+            table.setdefault(key, []).append(term)
 
 
 class TypoExpander:
