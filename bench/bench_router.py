@@ -124,31 +124,36 @@ def sentence(zipf: Zipf, rng: random.Random, n: int) -> str:
 
 
 def make_catalog(size: int):
-    from knowledge.retrieval.entries import Entry
-
     rng = random.Random(SEED + size)
     zipf = Zipf(make_vocabulary(rng), rng)
-    entries = []
+    return list(iter_catalog(size, rng, zipf)), rng, zipf
+
+
+def iter_catalog(size: int, rng: random.Random | None = None, zipf: Zipf | None = None):
+    """``make_catalog``'s entries one at a time (the same ones, in order): a builder that streams them
+    never holds the catalog (``bench_build.py --streamed``)."""
+    from knowledge.retrieval.entries import Entry
+
+    if rng is None:
+        rng = random.Random(SEED + size)
+        zipf = Zipf(make_vocabulary(rng), rng)
     for i in range(size):
         pid = f"PKG_{i:06d}"
         roll = rng.random()
         kind = "procedure" if roll < 0.04 else "rule" if roll < 0.08 else "knowledge"
         links = " ".join(f"[[PKG_{rng.randrange(size):06d}]]" for _ in range(rng.randint(0, 3)))
-        entries.append(
-            Entry(
-                package_id=pid,
-                title=sentence(zipf, rng, rng.randint(3, 7)).capitalize(),
-                summary=sentence(zipf, rng, rng.randint(8, 14)),
-                kind=kind,
-                strict=kind == "rule" and rng.random() < 0.02,
-                aliases=(f"ALIAS_{i:06d}",),
-                keywords=tuple(" ".join(zipf.sample(rng.randint(1, 2))) for _ in range(5)),
-                semantic_ids=(f"area{i % 50}.screen{i % 977}.field{i}",),
-                body=sentence(zipf, rng, rng.randint(80, 300)) + " " + links,
-                revision=1,
-            )
+        yield Entry(
+            package_id=pid,
+            title=sentence(zipf, rng, rng.randint(3, 7)).capitalize(),
+            summary=sentence(zipf, rng, rng.randint(8, 14)),
+            kind=kind,
+            strict=kind == "rule" and rng.random() < 0.02,
+            aliases=(f"ALIAS_{i:06d}",),
+            keywords=tuple(" ".join(zipf.sample(rng.randint(1, 2))) for _ in range(5)),
+            semantic_ids=(f"area{i % 50}.screen{i % 977}.field{i}",),
+            body=sentence(zipf, rng, rng.randint(80, 300)) + " " + links,
+            revision=1,
         )
-    return entries, rng, zipf
 
 
 def make_questions(entries, rng: random.Random, zipf: Zipf, n: int) -> list[str]:
@@ -280,24 +285,19 @@ def _segment_handles(segment: Path) -> tuple[int, int]:
 
 
 def run_segment_write(size: int, directory: str, queue) -> None:
-    """In a fresh process: build the index and write its shared segment (what the first process does)."""
-    from knowledge.retrieval.index import RouterIndex
-    from knowledge.retrieval.segments import segment_path, segment_write
+    """In a fresh process: write the catalog's shared segment from its entries (what the first process
+    does, ``knowledge.index_store``: ``segment_build``, no index in memory)."""
+    from knowledge.retrieval.segment_build import segment_build
+    from knowledge.retrieval.segments import segment_path
 
     entries, _, _ = make_catalog(size)
     started, cpu = time.perf_counter(), time.process_time()
-    index = RouterIndex(entries)
-    bm25, tables = index.bm25, index.shared_tables()
-    del index  # as knowledge.index_store does: the Python tables go before the write
-    written, written_cpu = time.perf_counter(), time.process_time()
-    segment_write(Path(directory), "bench", bm25, tables=tables)
+    segment_build(Path(directory), "bench", entries)
     segment = segment_path(Path(directory), "bench")
     queue.put(
         {
             "write": time.perf_counter() - started,
             "write_cpu": time.process_time() - cpu,
-            "write_only": time.perf_counter() - written,
-            "write_only_cpu": time.process_time() - written_cpu,
             "files": sum(1 for p in segment.iterdir() if p.is_file()),
             "bytes": sum(p.stat().st_size for p in segment.iterdir() if p.is_file()),
             "peak": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
@@ -430,15 +430,15 @@ def main() -> None:
     print("RSS also counts shared pages. Segment files: the files of its directory (their total size);")
     print("mappings / fds: the second process's memory mappings and open descriptors of those files once loaded.\n")
     print(
-        "| entries | build + write s [cpu] | write s [cpu] | segment files (MB) | peak RSS MB (writer) "
+        "| entries | segment build s [cpu] | segment files (MB) | peak RSS MB (writer, catalog held) "
         "| map + load s [cpu] | mappings / fds | route p50 ms [cpu] mapped | extra anonymous MB "
         "| extra private MB | extra RSS MB | edit visible ms [cpu] | route p50 ms with delta |"
     )
-    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+    print("|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
     for size in sizes:
         r = measure_shared(size, 30 if args.quick else 100)
         print(
-            f"| {size:,} | {r['write']:.2f} [{r['write_cpu']:.2f}] | {r['write_only']:.2f} [{r['write_only_cpu']:.2f}] "
+            f"| {size:,} | {r['write']:.2f} [{r['write_cpu']:.2f}] "
             f"| {r['files']} ({r['bytes'] / 2**20:.1f}) | {r['peak']:.0f} | {r['load']:.2f} [{r['load_cpu']:.2f}] "
             f"| {r['maps']} / {r['fds']} | {r['mapped_p50']:.3f} [{r['mapped_cpu50']:.3f}] | {r['extra_anonymous']:.0f} | {r['extra_private']:.0f} | {r['extra_rss']:.0f} "
             f"| {r['visible']:.1f} [{r['visible_cpu']:.1f}] | {r['delta_p50']:.3f} |",

@@ -32,7 +32,7 @@ from common.text import embeddings
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
-from knowledge.retrieval.index import RouterIndex, entries_digest
+from knowledge.retrieval.index import EntriesDigest, RouterIndex, entries_digest
 from knowledge.retrieval import segments
 from knowledge.retrieval.segments import (
     SegmentError,
@@ -40,9 +40,9 @@ from knowledge.retrieval.segments import (
     segment_load,
     segment_lock,
     segment_path,
-    segment_write,
     segments_collect,
 )
+from knowledge.retrieval.segment_build import segment_build
 
 logger = logging.getLogger(__name__)
 
@@ -53,7 +53,10 @@ def index_dir() -> Path | None:
 
 
 def catalog_config(catalog, config: RouterConfig) -> RouterConfig:
-    synonyms = getattr(catalog, "synonyms", ())
+    return _with_synonyms(config, getattr(catalog, "synonyms", ()))
+
+
+def _with_synonyms(config: RouterConfig, synonyms) -> RouterConfig:
     return replace(config, synonyms=synonyms) if synonyms else config
 
 
@@ -120,18 +123,18 @@ def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, direct
             if index is not None:
                 return index
         started = time.perf_counter()
-        index = RouterIndex(catalog.entries, config=config, version=catalog.version, content_digest=digest)
         if segment_exists(directory, key):
             # Forced, or present but unreadable (an older format, a truncated file): written anew.
             shutil.rmtree(segment_path(directory, key), ignore_errors=True)
-        built, tables, entries = index.bm25, index.shared_tables(), len(index)
-        # The Python tables go before the write builds the vocabulary's table (build + write peak at 100k: ~977 -> 933 MB).
-        del index
-        segment_write(
-            directory, key, built, tables=tables, info={"catalog_version": catalog.version, "entries": entries}
+        # Written from the entries batch by batch, with no index in memory (docs/retrieval.md, "Build at
+        # 100k, part 4"); then mapped like any other process's.
+        segment_build(
+            directory,
+            key,
+            catalog.entries,
+            config,
+            info={"catalog_version": catalog.version, "entries": len(catalog.entries)},
         )
-        # The private arrays go; the shared pages serve.
-        del built, tables
         bm25, tables = segment_load(directory, key)
         index = RouterIndex(
             catalog.entries,
@@ -200,18 +203,66 @@ def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIn
     return index
 
 
+class CatalogChanged(Exception):
+    """The catalog changed while its segment was being written from the database."""
+
+
 def router_segment_prepare() -> dict:
-    """Build the active catalog's shared segment unless it exists (Celery task, deploy step); idempotent."""
-    from knowledge.catalog import get_active_catalog
+    """Write the active catalog's shared segment unless it exists (Celery task, deploy step); idempotent.
+
+    The entries are streamed from the database, never held: read once for the digest that names the
+    segment, once more to write it (``segment_build``), so this process's peak is the builder's own
+    (docs/retrieval.md, "Build at 100k, part 4"). A change committed between the two reads is caught
+    (the second read's digest differs): nothing is published, the status says ``changed``, and the
+    processes build the new catalog's segment as they would without this task.
+    """
+    from knowledge.catalog import catalog_entries_stream, catalog_synonyms
     from knowledge.routing_service import _config_fingerprint, router_config
+    from knowledge.selectors import catalog_version_get
 
     directory = index_dir()
-    catalog = get_active_catalog()
+    version = catalog_version_get()
     if directory is None:
-        return {"status": "disabled", "version": catalog.version}
+        return {"status": "disabled", "version": version}
     config = router_config()
     fingerprint = _config_fingerprint(config)
-    key = catalog_segment_key(entries_digest(catalog.entries), catalog_config(catalog, config), fingerprint)
-    existed = segment_exists(directory, key)
-    shared_index_build(catalog, config, fingerprint)
-    return {"status": "exists" if existed else "built", "version": catalog.version, "key": key}
+    config = _with_synonyms(config, catalog_synonyms())
+    digest = entries_digest(catalog_entries_stream())
+    key = catalog_segment_key(digest, config, fingerprint)
+    try:
+        if segment_exists(directory, key):
+            return {"status": "exists", "version": version, "key": key}
+        with segment_lock(directory, key):
+            if segment_exists(directory, key):
+                return {"status": "exists", "version": version, "key": key}
+            started = time.perf_counter()
+            read = EntriesDigest()
+
+            def unchanged() -> None:
+                if read.hexdigest() != digest:
+                    raise CatalogChanged
+
+            segment_build(
+                directory,
+                key,
+                read.passing(catalog_entries_stream()),
+                config,
+                info={"catalog_version": version},
+                before_publish=unchanged,
+            )
+            removed = segments_collect(
+                directory, keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)), protect=(key,)
+            )
+    except CatalogChanged:
+        logger.info("router_segment_catalog_changed version=%s", version)
+        return {"status": "changed", "version": version}
+    except OSError as exc:  # an unusable index directory: the processes build in memory, as they would
+        logger.warning("router_segment_unavailable version=%s error=%s", version, type(exc).__name__)
+        return {"status": "unavailable", "version": version}
+    logger.info(
+        "router_segment_prepared version=%s ms=%.1f collected=%d",
+        version,
+        (time.perf_counter() - started) * 1000,
+        len(removed),
+    )
+    return {"status": "built", "version": version, "key": key}

@@ -32,7 +32,7 @@ import hashlib
 import re
 import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 
 import numpy as np
@@ -54,14 +54,33 @@ from .tables import StrTable
 from .typos import TypoExpander
 
 
-def entries_digest(entries: Sequence[EntryLike]) -> str:
+def _digest_entry(digest, e: EntryLike) -> None:
+    digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
+    digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
+    digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
+
+
+def entries_digest(entries: Iterable[EntryLike]) -> str:
     """Digest of everything the index reads of the entries, in order."""
     digest = hashlib.sha1()
     for e in entries:
-        digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
-        digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
-        digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
+        _digest_entry(digest, e)
     return digest.hexdigest()[:16]
+
+
+class EntriesDigest:
+    """``entries_digest`` of a stream, taken as its entries pass by (``passing``): a stream read once."""
+
+    def __init__(self):
+        self._digest = hashlib.sha1()
+
+    def passing(self, entries: Iterable[EntryLike]) -> Iterator[EntryLike]:
+        for e in entries:
+            _digest_entry(self._digest, e)
+            yield e
+
+    def hexdigest(self) -> str:
+        return self._digest.hexdigest()[:16]
 
 
 def entry_link_keys(e: EntryLike) -> tuple[str, ...]:
