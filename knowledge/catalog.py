@@ -12,8 +12,10 @@ aggregate fingerprint of those tables and re-reads only them (never a body).
 """
 
 import dataclasses
+import itertools
 import re
 import threading
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from common.identifiers import PROCEDURE_PREFIX, normalize_package_key, requested_package_key
@@ -205,6 +207,25 @@ def _load(version: int) -> Catalog:
     )
     entries = [e for e in by_pk.values() if e is not None]
     return Catalog.build(version, entries, _synonyms(), catalog_vectors(rows), _state=state)
+
+
+def catalog_entries_stream(batch: int = 2000) -> Iterator[PackageEntry]:
+    """The active catalog's entries, in the catalog's order, read from the database a batch at a time and
+    never held (``index_store.router_segment_prepare`` writes the segment from them). The same entries
+    ``get_active_catalog().entries`` holds for unchanged rows; a change while they are read is caught by
+    the reader (the digest of what it read no longer matches)."""
+    rows = Package.objects.filter(is_active=True).order_by("position", "package_id").iterator(chunk_size=batch)
+    while chunk := list(itertools.islice(rows, batch)):
+        accepted = _accepted_terms([p.pk for p in chunk])
+        for p in chunk:
+            entry = _entry(p, accepted)
+            if entry is not None:
+                yield entry
+
+
+def catalog_synonyms() -> tuple[tuple[str, ...], ...]:
+    """The curators' active synonym sets, as ``Catalog.synonyms`` holds them."""
+    return tuple(tuple(s) for s in _synonyms())
 
 
 def _synonyms() -> list[tuple[str, ...]]:

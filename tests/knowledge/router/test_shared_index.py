@@ -20,6 +20,7 @@ from knowledge.catalog import get_active_catalog
 from knowledge.models import Package
 from knowledge.retrieval import segments
 from knowledge.retrieval.index import RouterIndex, entries_digest
+from knowledge.retrieval.segment_build import segment_build
 from knowledge.retrieval.segments import is_mapped, segment_lock, segment_write
 from knowledge.routing_service import RouterIndexHolder, _config_fingerprint, router_config
 from knowledge.services import catalog_sync_bundled, package_update
@@ -54,7 +55,7 @@ def test_the_first_process_writes_the_segment_and_the_next_one_maps_it(catalog, 
     def no_write(*args, **kwargs):
         raise AssertionError("the segment exists: nobody writes it again")
 
-    monkeypatch.setattr(index_store, "segment_write", no_write)
+    monkeypatch.setattr(index_store, "segment_build", no_write)
     second, _ = RouterIndexHolder().get()
     assert second is not first and second.bm25.segment_file == first.bm25.segment_file
     assert _ranked(second) == _ranked(first)
@@ -67,7 +68,7 @@ def test_a_process_waits_for_the_builder_then_maps_its_segment(catalog, shared, 
     config = index_store.catalog_config(catalog_now, config)
     key = index_store.catalog_segment_key(entries_digest(catalog_now.entries), config, fingerprint)
     built = []
-    monkeypatch.setattr(index_store, "segment_write", lambda *a, **k: built.append(a) or segment_write(*a, **k))
+    monkeypatch.setattr(index_store, "segment_build", lambda *a, **k: built.append(a) or segment_build(*a, **k))
     monkeypatch.setattr("knowledge.routing_service.get_active_catalog", lambda: catalog_now)  # no DB in the thread
     holder = RouterIndexHolder()
     result = {}
@@ -202,6 +203,67 @@ def test_the_celery_task_prepares_the_segment_once(catalog, shared):
     assert str(index.bm25.segment_file).startswith(str(shared / first["key"]))
 
 
+def test_the_streamed_entries_are_the_catalogs(catalog):
+    from knowledge.catalog import catalog_entries_stream, clear_catalog_cache
+    from knowledge.models import RevisionSearchTerms
+
+    package = Package.objects.get(package_id="DELIVERY_TIMELINES")
+    RevisionSearchTerms.objects.create(
+        revision=package.revisions.get(number=package.revision_number),
+        status=RevisionSearchTerms.Status.ACCEPTED,
+        accepted=["turnaround time", "plazo de entrega"],
+    )
+    emptied = Package.objects.exclude(pk=package.pk).first()
+    Package.objects.filter(pk=emptied.pk).update(body="  ")  # an empty body is not in the catalog
+    clear_catalog_cache()
+    held = get_active_catalog().entries
+    assert any(e.search_terms for e in held) and emptied.package_id not in {e.package_id for e in held}
+    for batch in (1, 3, 2000):
+        assert list(catalog_entries_stream(batch)) == list(held)
+
+
+def test_the_celery_task_writes_the_segment_without_holding_the_catalog(catalog, shared, monkeypatch):
+    from knowledge import catalog as catalog_module
+    from knowledge.tasks import router_index_build
+
+    def not_held(*args, **kwargs):
+        raise AssertionError("the task streams the entries: no catalog is built in its process")
+
+    monkeypatch.setattr(catalog_module.Catalog, "build", not_held)
+    monkeypatch.setattr(index_store.RouterIndex, "__init__", not_held)
+    built = router_index_build.delay().get()
+    assert built["status"] == "built"
+    monkeypatch.undo()
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("the task wrote this catalog's segment: processes map it")
+
+    monkeypatch.setattr(index_store, "segment_build", no_write)
+    index, _ = RouterIndexHolder().get()
+    assert index.bm25.segment_file.parent.name == built["key"]
+    assert _ranked(index) == _ranked(RouterIndex(get_active_catalog().entries, config=router_config()))
+
+
+def test_a_catalog_changed_while_the_task_writes_publishes_nothing(catalog, shared, monkeypatch):
+    import dataclasses
+
+    from knowledge import catalog as catalog_module
+    from knowledge.tasks import router_index_build
+
+    stream = catalog_module.catalog_entries_stream
+    reads = []
+
+    def edited_on_second_read(*args, **kwargs):
+        reads.append(1)
+        for e in stream(*args, **kwargs):
+            yield dataclasses.replace(e, body=e.body + " editado") if len(reads) == 2 else e
+
+    monkeypatch.setattr(catalog_module, "catalog_entries_stream", edited_on_second_read)
+    assert router_index_build.delay().get()["status"] == "changed"
+    assert len(reads) == 2 and _segments(shared) == []
+    assert not [p for p in shared.iterdir() if p.name.startswith(".tmp-")]
+
+
 def test_without_an_index_directory_the_task_does_nothing(catalog, settings):
     from knowledge.tasks import router_index_build
 
@@ -269,7 +331,7 @@ def test_each_segment_format_has_its_own_directory_so_two_code_versions_do_not_r
     def no_write(*args, **kwargs):
         raise AssertionError("each version maps its own segment: nobody rebuilds")
 
-    monkeypatch.setattr(index_store, "segment_write", no_write)
+    monkeypatch.setattr(index_store, "segment_build", no_write)
     again, _ = RouterIndexHolder().get()
     assert is_mapped(again.bm25._postings.data) and again.bm25.segment_file.parent.name == old
 
