@@ -79,8 +79,14 @@ def test_candidate_coverage_gives_the_numpy_pass_numbers_and_terms(rows, monkeyp
         assert (again.hits == expected_terms.hits).all() and again.labels == expected_terms.labels
 
 
-def test_small_corpus_top_k_sums_like_one_add_per_term():
+@pytest.mark.parametrize("rows", ["score rows", "over budget"])
+def test_small_corpus_top_k_sums_like_one_add_per_term(rows, monkeypatch):
+    from knowledge.retrieval import bm25 as bm25_module
+
     entries, questions = _word_catalog()
+    if rows == "over budget":
+        # Two rows fit: a question with more terms takes the postings (one bincount) instead.
+        monkeypatch.setattr(bm25_module, "_SCORE_ROWS_BYTES", 2 * 8 * len(entries))
     bm25 = RouterIndex(entries).bm25
     for q in questions:
         weights = {t: 1.0 + 0.25 * k for k, t in enumerate(dict.fromkeys(signals.analyze(q)))}
@@ -94,6 +100,8 @@ def test_small_corpus_top_k_sums_like_one_add_per_term():
             expected[bm25._postings.indices[start:end]] += bm25._postings.data[start:end] * w
         assert acc.tolist() == expected.tolist()
         assert pool.tolist() == [i for i, v in enumerate(expected.tolist()) if v]
+    kept = len(bm25._score_rows.rows)
+    assert kept == 2 if rows == "over budget" else kept > 2
 
 
 def test_document_rows_are_cached_within_a_byte_budget(monkeypatch):
