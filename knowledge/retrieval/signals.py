@@ -44,9 +44,25 @@ class Slot:
     label: str  # what the user typed (for `why`)
     # Per-term weights when the slot holds expansions (translations, synonyms) at their own weight.
     term_weights: dict[str, float] | None = None
+    # (BM25 index, its valued terms): what ``valued_terms`` worked out last (slots are cached per index).
+    valued_for: tuple[Any, list[tuple[str, float]]] | None = field(default=None, repr=False, compare=False)
 
     def weight_of(self, term: str) -> float:
         return self.term_weights.get(term, self.weight) if self.term_weights else self.weight
+
+    def valued_terms(self, bm25) -> list[tuple[str, float]]:
+        """The terms worth something in coverage, with their value (query weight × IDF > 0), for ``bm25``.
+
+        Remembered for the last index asked (a slot is cached per index, ``query_slots``); a slot is
+        never mutated once made, so the list stays right for that index.
+        """
+        known = self.valued_for
+        if known is not None and known[0] is bm25:
+            return known[1]
+        idf = bm25.idf
+        valued = [(t, value) for t in self.terms if (value := self.weight_of(t) * idf(t)) > 0]
+        self.valued_for = (bm25, valued)
+        return valued
 
 
 # (signal, rank, detail[, part]); detail: str, or (format function, *args) formatted when shown.
@@ -273,7 +289,7 @@ def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[in
     if n == 0:
         return [], MatchedTerms((), np.zeros((0, 0), dtype=bool))
     bm25 = index.bm25
-    doc_row, idf = bm25.doc_row, bm25.idf
+    doc_row = bm25.doc_row
     at = np.asarray(docs, dtype=np.int64)
 
     def held_by(term: str) -> np.ndarray:
@@ -284,7 +300,7 @@ def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[in
     labels: list[str] = []
     rows: list[np.ndarray] = []
     for slot in slots:
-        valued = [(t, value) for t in slot.terms if (value := slot.weight_of(t) * idf(t)) > 0]
+        valued = slot.valued_terms(bm25)
         if not valued:
             continue
         labels.append(slot.label)
