@@ -552,7 +552,7 @@ class SparseBM25Index:
             acc = rows[0] * walk[0][1]
             for row, (_, w) in zip(rows[1:], walk[1:]):
                 acc += row if w == 1.0 else row * w
-            return acc, acc.nonzero()[0], floor
+            return acc, (acc != 0).nonzero()[0], floor  # a bool array's nonzero is the cheaper one
         indices, data = postings.indices, postings.data
         if len(walk) == 1:
             (start, end, _, _), w = walk[0]
@@ -567,7 +567,7 @@ class SparseBM25Index:
             # A question's own terms weigh 1.0 (x * 1.0 is x): only expansions and repeats pay for this.
             weights *= np.repeat([w for _, w in walk], [end - start for (start, end, _, _), _ in walk])
         acc = np.bincount(docs, weights=weights, minlength=self.n_docs)
-        return acc, acc.nonzero()[0], floor
+        return acc, (acc != 0).nonzero()[0], floor
 
     def _common_term_bits(self, col: int) -> _TermBits:
         """The bitset of a common term's postings, built on first use (bounded: few terms are common)."""

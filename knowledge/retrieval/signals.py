@@ -171,13 +171,14 @@ def _term_slot(index: RouterIndex, term: str) -> Slot:
 _SLOT_CACHE_MAX = 50_000
 
 
-def query_slots(index: RouterIndex, text: str) -> list[Slot]:
-    """One slot per distinct term of the text; a term's slot is worked out once per index (slots are not mutated)."""
+def query_slots(index: RouterIndex, text: str, terms: list[str] | None = None) -> list[Slot]:
+    """One slot per distinct term of the text (``terms``: ``analyze(text)`` when the caller has it);
+    a term's slot is worked out once per index (slots are not mutated)."""
     cache = index.__dict__.get("_slots_by_term")
     if cache is None:
         cache = index.__dict__.setdefault("_slots_by_term", {})
     slots = []
-    for term in dict.fromkeys(analyze(text)):
+    for term in dict.fromkeys(analyze(text) if terms is None else terms):
         slot = cache.get(term)
         if slot is None:
             slot = _term_slot(index, term)
@@ -339,8 +340,9 @@ def named_ids(index: RouterIndex, text: str) -> list[int]:
     the alias PRECOS; it still matches through BM25 on the alias field.
     """
     found: list[int] = []
+    qualified = "::" in text  # an ID after "::" counts whatever its case
     for raw in tokens(text):
-        if not ("_" in raw or (len(raw) >= 3 and raw.isupper()) or f"::{raw}" in text):
+        if not ("_" in raw or (len(raw) >= 3 and raw.isupper()) or (qualified and f"::{raw}" in text)):
             continue
         i = index.id_keys.get(normalize_package_key(raw))
         if i is not None and i not in found:
@@ -446,6 +448,10 @@ def _keyword_detail(entry_keywords, matched: frozenset[int], cov: float, strong:
     return ", ".join(matched_keywords(entry_keywords, matched)) + (
         "" if strong else f" (coverage {cov:.2f}: listed only)"
     )
+
+
+def _linked_detail(package_id: str) -> str:
+    return f"linked with {package_id}"
 
 
 def _bm25_detail(score: float, cov: float, matched: MatchedTerms, j: int, strong: bool) -> str:
@@ -690,11 +696,19 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
         : cfg.max_full_per_part
     ]
     neighbours: list[int] = []
+    why = signals.why
+    why_get, links_get = why.get, index.links.get
     for src in strong:
-        for j in index.links.get(src, ()):
+        for j in links_get(src, ()):
             if j not in neighbours and j not in strong:
                 neighbours.append(j)
-                signals.note(j, "wikilink", len(neighbours), f"linked with {index.entries[src].package_id}")
+                # signals.note, inlined; the text is written when the reason is shown (note_as_dict).
+                note = ("wikilink", len(neighbours), (_linked_detail, entries[src].package_id))
+                notes = why_get(j)
+                if notes is None:
+                    why[j] = [note]
+                else:
+                    notes.append(note)
     if not neighbours:
         return fused
     signals.rankings["wikilink"] = neighbours
@@ -743,10 +757,11 @@ def route_part(
     page: str | None,
     feedback: Mapping[str, float],
     related_feedback: Callable[[PartQuery, list[str]], Mapping[str, float]] | None = None,
+    terms: list[str] | None = None,
 ) -> PartOutcome:
-    """Every signal for one part of the message, fused."""
+    """Every signal for one part of the message, fused (``terms``: ``analyze(text)``, when known)."""
     signals = _Signals()
-    slots = query_slots(index, text)
+    slots = query_slots(index, text, terms)
     # Code terms that *are* a named ID are the question's subject, not content to cover.
     named = named_ids(index, text)
     named_terms = {code_term(index.entries[i].package_id) for i in named}

@@ -100,6 +100,14 @@ def _stripped(message: str, span: tuple[int, int]) -> str:
 
 def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
     """The message's parts in order; a one-question message is one part."""
+    return [text for text, _ in split_parts_analyzed(message, max_parts)]
+
+
+def split_parts_analyzed(message: str, max_parts: int = MAX_PARTS) -> list[tuple[str, list[str] | None]]:
+    """``split_parts`` with each part's terms (``analyze(part)``) where the split already analyzed exactly
+    that text — a whole sentence, kept as it is — and None elsewhere: the router does not analyze it
+    again. A sentence and the same sentence without its outer spaces have the same terms (spaces
+    are never part of a token)."""
     message = (message or "").strip()
     if not message:
         return []
@@ -110,6 +118,7 @@ def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
         start = m.end()
     sentences.append((start, len(message)))
     spans: list[tuple[int, int]] = []
+    known: list[list[str] | None] = []  # per span: its terms when they are a whole sentence's
     pointing_back: list[tuple[int, int]] = []
     for a, b in sentences:
         text = message[a:b]
@@ -120,6 +129,7 @@ def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
             # A content-free sentence ("Obrigado!") joins the part before it, in the message's words.
             if spans:
                 spans[-1] = (spans[-1][0], b)
+                known[-1] = None
             continue
         # Leading and trailing spaces out, so a conjunction must sit between two pieces.
         a += len(text) - len(text.lstrip())
@@ -127,12 +137,16 @@ def split_parts(message: str, max_parts: int = MAX_PARTS) -> list[str]:
         if _points_back(terms):
             pointing_back.append((a, b))
             continue
-        spans.extend(_conjunction_spans(message, a, b))
+        pieces = _conjunction_spans(message, a, b)
+        spans.extend(pieces)
+        known.extend([terms] if pieces == [(a, b)] else [None] * len(pieces))
     if not spans:
         # Nothing else to point back at: "Como funciona isso?" is the question.
         spans = pointing_back
+        known = [None] * len(spans)
     if not spans:
-        return [message]
+        return [(message, None)]
     if len(spans) > max_parts:
         spans = spans[: max_parts - 1] + [(spans[max_parts - 1][0], spans[-1][1])]
-    return [_stripped(message, s) for s in spans]
+        known = known[: max_parts - 1] + [None]
+    return [(_stripped(message, s), terms) for s, terms in zip(spans, known)]

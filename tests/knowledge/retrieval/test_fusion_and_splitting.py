@@ -1,7 +1,8 @@
 import pytest
 
 from knowledge.retrieval.fusion import estimate_tokens, weighted_rrf
-from knowledge.retrieval.splitting import split_parts
+from common.text import analyze
+from knowledge.retrieval.splitting import split_parts, split_parts_analyzed
 
 
 def test_weighted_rrf_sums_weight_over_k_plus_rank():
@@ -133,3 +134,31 @@ def test_a_content_free_sentence_stays_with_its_neighbour_in_the_original_words(
     # Alone, a sentence that would point back at other parts is the question ("Como funciona isso?").
     assert split_parts("Como funciona cada um?") == ["Como funciona cada um"]
     assert split_parts("Olá! Como funciona isso?") == ["Como funciona isso"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Qual o prazo do Sanger?",
+        "  prazo do sanger  ",
+        "Qual o prazo do Sanger e como envio a amostra?",
+        "preço e prazo do sanger",
+        "Quanto custa o kit? Qual o prazo de entrega?",
+        "Quanto custa o Sanger? Obrigado!",
+        "Quanto custa o Sanger e qual o prazo? Obrigado!",
+        "Olá! Como funciona isso?",
+        "Como funciona cada um?",
+        "Quero parcelar o IPTU e preciso da certidão para vender a casa. Como funciona cada um?",
+        "Um? Dois três? Quatro cinco? Seis sete? Oito nove? Dez onze?",  # past MAX_PARTS: the last is merged
+        "Obrigado!",
+        "",
+    ],
+)
+def test_the_terms_a_split_hands_on_are_the_parts_own(message):
+    # The router reads a part's terms from the split when it analyzed exactly that sentence.
+    analyzed = split_parts_analyzed(message)
+    assert [text for text, _ in analyzed] == split_parts(message)
+    for text, terms in analyzed:
+        assert terms is None or terms == analyze(text)
+    if message.strip() == "Qual o prazo do Sanger?" or message == "  prazo do sanger  ":
+        assert analyzed[0][1] is not None  # the one-question message is not analyzed twice
