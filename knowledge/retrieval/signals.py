@@ -323,7 +323,8 @@ def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[in
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
     """The BM25+ score every document gets for these terms (the delta part): not evidence."""
-    return sum(index.bm25.delta * index.bm25.idf(t) * w for t, w in query.items())
+    delta, idf = index.bm25.delta, index.bm25.idf
+    return sum(delta * idf(t) * w for t, w in query.items())
 
 
 # ------------------------------------------------------------------- lookups

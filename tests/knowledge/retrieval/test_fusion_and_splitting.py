@@ -162,3 +162,34 @@ def test_the_terms_a_split_hands_on_are_the_parts_own(message):
         assert terms is None or terms == analyze(text)
     if message.strip() == "Qual o prazo do Sanger?" or message == "  prazo do sanger  ":
         assert analyzed[0][1] is not None  # the one-question message is not analyzed twice
+
+
+def test_the_splitting_patterns_match_exactly_what_their_plain_spellings_match():
+    # The patterns are spelt so the regex engine can skip to candidate characters; these are the
+    # plain spellings they replace. Same spans on random text rich in what they look for, also
+    # searched between positions (as the conjunction pattern is, sentence by sentence).
+    import random
+    import re
+
+    from knowledge.retrieval import splitting
+
+    plain_sentence = re.compile(r"[?!;\n]+|(?<=[^\d\s])\.(?=\s|$)")
+    plain_conjunction = re.compile(
+        r"\s*,?\s+(?:e\s+também|e\s+tambem|além\s+disso|alem\s+disso|e|and\s+also|and|also|"
+        r"y\s+también|y\s+tambien|además|ademas|y|e\s+ainda)(?:\s*,)?\s+",
+        re.IGNORECASE,
+    )
+    pieces = [" ", "  ", "\t", "\u00a0", "\u2003", ",", ", ", " ,", ".", "?", "!", ";", "\n", "1", "9", "e", "E"]
+    pieces += ["a", "y", "Y", "and", "AND", "also", "além", "ALÉM", "disso", "também", "tambem", "ainda"]
+    pieces += ["además", "x", "prazo", "ç", "_", "-", "..", "?!", "e.", "3."]
+    rng = random.Random(17)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        start = rng.randint(0, len(text))
+        end = rng.randint(start, len(text))
+        assert [m.span() for m in splitting._SENTENCE_RE.finditer(text)] == [
+            m.span() for m in plain_sentence.finditer(text)
+        ]
+        assert [m.span() for m in splitting._CONJUNCTION_RE.finditer(text, start, end)] == [
+            m.span() for m in plain_conjunction.finditer(text, start, end)
+        ]
