@@ -26,7 +26,6 @@ from array import array
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from operator import itemgetter
 
 import numpy as np
 
@@ -629,9 +628,5 @@ class SparseBM25Index:
             # mostly-equal arrays with numpy 2.x (see research/bm25-baselines.md).
             keep = np.argpartition(-values, k)[:k]
             pool, values = pool[keep], values[keep]
-        # Best first, ties by document (``np.lexsort((pool, -values))``'s order): sorted by document,
-        # then stably by score, descending. At most k pairs: plain Python costs less than the numpy
-        # calls, and ``v + floor`` is the same double addition numpy makes.
-        pairs = sorted(zip(pool.tolist(), values.tolist()))
-        pairs.sort(key=itemgetter(1), reverse=True)
-        return [(i, v + floor) for i, v in pairs]
+        order = np.lexsort((pool, -values))
+        return list(zip(pool[order].tolist(), (values[order] + floor).tolist()))
