@@ -28,7 +28,7 @@ from common.text import analyze, code_term, tokens
 
 from . import rerank
 from .entries import KIND_PROCEDURE
-from .fusion import weighted_rrf
+from .fusion import rrf_steps, weighted_rrf
 
 if TYPE_CHECKING:
     from .index import RouterIndex
@@ -331,6 +331,8 @@ def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
 
 # Up to this many (keyword, entry) pairs, keyword scores are summed in plain Python.
 _SMALL_KEYWORD_HITS = 256
+# A matched keyword carried by at most this many entries keeps them as Python ints too.
+_KEYWORD_MEMBERS_MAX = 256
 
 
 def named_ids(index: RouterIndex, text: str) -> list[int]:
@@ -379,6 +381,9 @@ class _Keyword:
     id: int
     weight: float  # Σ idf of its terms
     carriers: np.ndarray  # entries carrying it (int64, sorted)
+    size: int  # how many
+    # The same entries as Python ints when at most _KEYWORD_MEMBERS_MAX (the plain-Python sum reads them).
+    members: tuple[int, ...] | None
 
 
 def _matched_keywords(index: RouterIndex, present: set[str]) -> list[_Keyword]:
@@ -396,8 +401,13 @@ def _matched_keywords(index: RouterIndex, present: set[str]) -> list[_Keyword]:
                 kw = cache.get(terms)
                 if kw is None:
                     idf = index.bm25.idf
+                    carriers = index.keyword_entries[terms]
                     kw = cache[terms] = _Keyword(
-                        index.keyword_ids[terms], sum(idf(t) for t in terms), index.keyword_entries[terms]
+                        index.keyword_ids[terms],
+                        sum(idf(t) for t in terms),
+                        carriers,
+                        carriers.size,
+                        tuple(carriers.tolist()) if carriers.size <= _KEYWORD_MEMBERS_MAX else None,
                     )
                 matched.append(kw)
     return matched
@@ -419,13 +429,14 @@ def keyword_hits(
         return [], frozenset()
     limit = limit or index.config.bm25_top_k
     # Best first, ties by position: deterministic, whichever path sums the scores.
-    if sum(kw.carriers.size for kw in matched) <= _SMALL_KEYWORD_HITS:
+    pairs = sum(kw.size for kw in matched)
+    if pairs <= _SMALL_KEYWORD_HITS and pairs <= _KEYWORD_MEMBERS_MAX:
         # Few carriers: plain Python beats a dozen numpy calls (same sums, added in the same order).
         summed: dict[int, float] = {}
         get = summed.get
         for kw in matched:
             w = kw.weight
-            for i in kw.carriers.tolist():
+            for i in kw.members:
                 summed[i] = get(i, 0.0) + w
         # (-score, position) without a tuple per entry: positions sorted, then stably by score.
         order = sorted(sorted(summed), key=summed.__getitem__, reverse=True)[:limit]
@@ -466,6 +477,8 @@ def _bm25_detail(score: float, cov: float, matched: MatchedTerms, j: int, strong
 
 def _context_signals(index: RouterIndex, signals: _Signals, named: list[int], focus, parents, page) -> list[int]:
     """ID, semantic, parent and page hits; returns the context hits in that order (each once)."""
+    if not (named or focus or parents or page):
+        return []  # no ID named, no UI context (most questions): every list below would be empty
     exact, parent_hits, page_hits = semantic_hits(index, focus, parents, page)
     # Each signal: its hits with the detail `why` shows, and whether they may arrive in full.
     # Parents and the page are context for the focus: full bodies only when nothing closer matched.
@@ -673,6 +686,8 @@ def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: f
 
 def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
     """Fetch feedback for this question (computed by the caller, decayed)."""
+    if not feedback:
+        return
     promoted = [
         index.position[pid]
         for pid, w in sorted(feedback.items(), key=lambda kv: -kv[1])
@@ -687,15 +702,27 @@ def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[st
         signals.eligible.add(i)
 
 
+def _strongest(eligible: set[int], fused: Mapping[int, float], entries, n: int) -> list[int]:
+    """``sorted(eligible, key=(-fused score, package ID))[:n]`` without a key tuple per entry: the
+    entries sorted by score alone (a C-level key), and only those scoring at least the n-th best
+    score sorted by the full key. Every entry of the true first n scores at least that much, so
+    the n taken from them are the same."""
+    get = fused.get
+    if len(eligible) > n > 0:
+        scores = {i: get(i, 0.0) for i in eligible}
+        by_score = sorted(eligible, key=scores.__getitem__, reverse=True)
+        cut = scores[by_score[n - 1]]
+        eligible = [i for i in by_score if scores[i] >= cut]
+    return sorted(eligible, key=lambda i: (-get(i, 0.0), entries[i].package_id))[:n]
+
+
 def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, float]) -> dict[int, float]:
     """One hop of wiki links from the strong hits, damped by the source's rank; the fusion redone with them."""
     cfg = index.config
     # Ties broken by package ID, not by slot: a delta appends edited entries at new slots, so a
     # slot order would make the links of a delta's index differ from a fresh build's.
     entries = index.entries
-    strong = sorted(signals.eligible, key=lambda i: (-fused.get(i, 0.0), entries[i].package_id))[
-        : cfg.max_full_per_part
-    ]
+    strong = _strongest(signals.eligible, fused, entries, cfg.max_full_per_part)
     neighbours: list[int] = []
     why = signals.why
     why_get, links_get = why.get, index.links.get
@@ -718,8 +745,8 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
     weight, k = cfg.weights.get("wikilink", 0.0), cfg.rrf_k
     if weight:
         get = fused.get
-        for rank, j in enumerate(neighbours, start=1):
-            fused[j] = get(j, 0.0) + weight / (k + rank)
+        for j, step in zip(neighbours, rrf_steps(weight, k, len(neighbours))):
+            fused[j] = get(j, 0.0) + step
     return fused
 
 

@@ -12,6 +12,23 @@ def test_weighted_rrf_sums_weight_over_k_plus_rank():
     assert weighted_rrf({"unknown": ["A"]}, {"bm25": 1.0}) == {}
 
 
+def test_weighted_rrf_adds_the_same_floats_as_dividing_at_each_rank():
+    import random
+
+    rng = random.Random(3)
+    weights = {"a": 2.0, "b": 0.6, "c": 6, "d": 0.0, "e": 1.5}
+    for _ in range(300):
+        rankings = {s: [rng.randrange(40) for _ in range(rng.randint(0, 150))] for s in rng.sample(list(weights), 3)}
+        k = rng.choice([5, 5.0, 60, 2.5])
+        plain: dict = {}
+        for signal, ranked in rankings.items():
+            weight = weights[signal]
+            if weight:
+                for rank, key in enumerate(ranked, start=1):  # repeats within a ranking add again
+                    plain[key] = plain.get(key, 0.0) + weight / (k + rank)
+        assert weighted_rrf(rankings, weights, k) == plain
+
+
 def test_token_estimate_needs_no_network_and_grows_with_text():
     assert estimate_tokens("") == 0
     assert estimate_tokens("abcd" * 100) == 100

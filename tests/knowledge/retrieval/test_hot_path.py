@@ -183,3 +183,17 @@ def test_a_segment_stores_the_body_token_counts_and_a_delta_counts_its_edits(tmp
     assert delta is not None
     assert [delta.body_tokens(i) for i in range(len(edited))] == [estimate_tokens(e.body) for e in edited]
     assert mapped.body_tokens(0) == estimate_tokens(entries[0].body)  # the base is untouched
+
+
+def test_the_strongest_eligible_entries_are_the_plain_sorts_first_n():
+    # Wiki-link sources: the n best by (-fused score, package ID); ties on the score are common.
+    import random
+
+    rng = random.Random(5)
+    entries = [Entry(f"PKG_{rng.randrange(10_000):05d}_{i}", "t") for i in range(60)]
+    for _ in range(2_000):
+        eligible = set(rng.sample(range(60), rng.randint(0, 25)))
+        fused = {i: rng.choice([0.1, 0.2, 0.25, 1 / 3, 0.5]) for i in eligible if rng.random() < 0.9}
+        for n in (0, 1, 3, 5, 30, -1):
+            plain = sorted(eligible, key=lambda i: (-fused.get(i, 0.0), entries[i].package_id))[:n]
+            assert signals._strongest(eligible, fused, entries, n) == plain
