@@ -52,8 +52,9 @@ from knowledge.retrieval.splitting import split_parts
 logger = logging.getLogger(__name__)
 
 # The version names the pickled RouteResult's shape: a result cached by older code
-# (v2: lists of Delivered; v3: compact rows) is never read back into a different class layout.
-ROUTE_CACHE_PREFIX = "knowledge:route:v3:"
+# (v2: lists of Delivered; v3: compact rows; v4: a wiki-link reason's text written when shown)
+# is never read back into a different class layout or by code without its format function.
+ROUTE_CACHE_PREFIX = "knowledge:route:v4:"
 # Bumped by `manage.py reindex`: every process rebuilds its index on its next question.
 ROUTER_GENERATION_KEY = "knowledge:router:generation"
 

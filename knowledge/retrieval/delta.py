@@ -342,7 +342,7 @@ def index_with_edits(index, entries: Sequence[EntryLike], *, version: int, max_c
     new._body_tokens = {slot: estimate_tokens(e.body) for slot, e in changed}
     new.__dict__.pop("_field_terms", None)
     # Lazy per-index caches of the query path (signals.py, shaping.py) describe the base's entries.
-    for cache in ("_slots_by_term", "_keywords_matched", "_delivery_heads", "_strict_rule_set"):
+    for cache in ("_slots_by_term", "_keywords_matched", "_delivery_heads", "_strict_rule_set", "_listed_apart"):
         new.__dict__.pop(cache, None)
     # The base's entry vectors are aligned with the base's entries: the owner attaches the new ones.
     new.dense = None

@@ -40,13 +40,30 @@ def weighted_rrf(
     catalogs are small and each signal's list is short.
     """
     fused: dict[str, float] = {}
+    get = fused.get
     for signal, ranked in rankings.items():
         weight = weights.get(signal, 0.0)
         if not weight:
             continue
-        for rank, key in enumerate(ranked, start=1):
-            fused[key] = fused.get(key, 0.0) + weight / (k + rank)
+        for key, step in zip(ranked, rrf_steps(weight, k, len(ranked))):
+            fused[key] = get(key, 0.0) + step
     return fused
+
+
+# (weight, k) -> [weight / (k + rank) for rank 1, 2, …]: a route fuses ~80 ranked entries with the
+# same few weights, so each step is divided once per process. Bounded: weights come from settings.
+_RRF_STEPS: dict[tuple[float, float], list[float]] = {}
+_RRF_STEPS_MAX = 1024
+
+
+def rrf_steps(weight: float, k: float, n: int) -> list[float]:
+    """``weight / (k + rank)`` for ranks 1 to at least ``n``: the same divisions, worked out once."""
+    steps = _RRF_STEPS.get((weight, k))
+    if steps is None or len(steps) < n:
+        steps = [weight / (k + rank) for rank in range(1, max(n, 64) + 1)]
+        if len(_RRF_STEPS) < _RRF_STEPS_MAX:
+            _RRF_STEPS[(weight, k)] = steps
+    return steps
 
 
 def estimate_tokens(text: str) -> int:

@@ -49,7 +49,7 @@ from .index_tables import export_tables, import_tables
 from .postings import weighted_parts
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, PartQuery, route_part
-from .splitting import split_parts
+from .splitting import split_parts_analyzed
 from .tables import StrTable
 from .typos import TypoExpander
 
@@ -438,13 +438,13 @@ class RouterIndex:
         ``budget_tokens`` and ``max_full`` are per part.
         """
         started = time.perf_counter()
-        parts_text = split_parts(message) or [message or ""]
+        parts = split_parts_analyzed(message) or [(message or "", None)]
         if not (message or "").strip() and (focus or page):
-            parts_text = [""]
+            parts = [("", None)]
         t_split = time.perf_counter()
 
         outcomes: list[PartOutcome] = []
-        for text in parts_text:
+        for text, terms in parts:
             part_feedback: Mapping[str, float]
             if feedback is None:
                 part_feedback = {}
@@ -461,6 +461,7 @@ class RouterIndex:
                     page=page,
                     feedback=part_feedback,
                     related_feedback=related_feedback,
+                    terms=terms,
                 )
             )
         t_retrieve = time.perf_counter()

@@ -299,6 +299,16 @@ def _strict_rules(index: RouterIndex) -> frozenset[int]:
     return cached
 
 
+def _listed_apart(index: RouterIndex) -> frozenset[int]:
+    """Positions of the procedures and rules: delivered in rows of their own, not as listed entries."""
+    cached = index.__dict__.get("_listed_apart")
+    if cached is None:
+        cached = index._listed_apart = frozenset(
+            i for i, e in enumerate(index.entries) if e.kind == KIND_PROCEDURE or e.kind == KIND_RULE
+        )
+    return cached
+
+
 _BUDGET_NOTE = ("budget", 0, "over the token budget: listed")
 
 
@@ -346,22 +356,41 @@ def shape(
         row = (h, "full", best_score.get(i, 0.0), why.get(i, no_notes), body, index.body_tokens(i) if body else 0)
         (rules if h[3] == KIND_RULE else full).append(row)
     in_full = set(full_set)
-    why_get, add_listed = why.get, listed.append
-    for i in relevant:
-        if i in in_full:
-            continue
-        h = heads[i] or head(i)
-        kind = h[3]
-        notes = why_get(i, no_notes)
-        if kind == KIND_PROCEDURE:
-            procedures.append((h, "name", best_score[i], notes, None, 0))
-            continue
-        if over_budget and i in over_budget:
-            notes = [*notes, _BUDGET_NOTE]
-        if kind == KIND_RULE:
-            rules.append((h, "listed", best_score[i], notes, None, 0))
-        else:
-            add_listed((h, "listed", best_score[i], notes, None, 0))
+    why_get = why.get
+    if over_budget:
+        add_listed = listed.append
+        for i in relevant:
+            if i in in_full:
+                continue
+            h = heads[i] or head(i)
+            kind = h[3]
+            notes = why_get(i, no_notes)
+            if kind == KIND_PROCEDURE:
+                procedures.append((h, "name", best_score[i], notes, None, 0))
+                continue
+            if i in over_budget:
+                notes = [*notes, _BUDGET_NOTE]
+            if kind == KIND_RULE:
+                rules.append((h, "listed", best_score[i], notes, None, 0))
+            else:
+                add_listed((h, "listed", best_score[i], notes, None, 0))
+    else:
+        # Nothing over the budget (the usual case): the plain listed rows in one pass, then the few
+        # procedures and rules, each list still in ``relevant`` order.
+        apart = _listed_apart(index)
+        listed = [
+            (heads[i] or head(i), "listed", best_score[i], why_get(i, no_notes), None, 0)
+            for i in relevant
+            if i not in in_full and i not in apart
+        ]
+        if not apart.isdisjoint(relevant):
+            for i in relevant:
+                if i in apart and i not in in_full:
+                    h = heads[i] or head(i)
+                    if h[3] == KIND_PROCEDURE:
+                        procedures.append((h, "name", best_score[i], why_get(i, no_notes), None, 0))
+                    else:
+                        rules.append((h, "listed", best_score[i], why_get(i, no_notes), None, 0))
     return RouteResult(
         catalog_version=index.version,
         parts=[o.text for o in outcomes],

@@ -28,7 +28,7 @@ from common.text import analyze, code_term, tokens
 
 from . import rerank
 from .entries import KIND_PROCEDURE
-from .fusion import weighted_rrf
+from .fusion import rrf_steps, weighted_rrf
 
 if TYPE_CHECKING:
     from .index import RouterIndex
@@ -44,9 +44,25 @@ class Slot:
     label: str  # what the user typed (for `why`)
     # Per-term weights when the slot holds expansions (translations, synonyms) at their own weight.
     term_weights: dict[str, float] | None = None
+    # (BM25 index, its valued terms): what ``valued_terms`` worked out last (slots are cached per index).
+    valued_for: tuple[Any, list[tuple[str, float]]] | None = field(default=None, repr=False, compare=False)
 
     def weight_of(self, term: str) -> float:
         return self.term_weights.get(term, self.weight) if self.term_weights else self.weight
+
+    def valued_terms(self, bm25) -> list[tuple[str, float]]:
+        """The terms worth something in coverage, with their value (query weight × IDF > 0), for ``bm25``.
+
+        Remembered for the last index asked (a slot is cached per index, ``query_slots``); a slot is
+        never mutated once made, so the list stays right for that index.
+        """
+        known = self.valued_for
+        if known is not None and known[0] is bm25:
+            return known[1]
+        idf = bm25.idf
+        valued = [(t, value) for t in self.terms if (value := self.weight_of(t) * idf(t)) > 0]
+        self.valued_for = (bm25, valued)
+        return valued
 
 
 # (signal, rank, detail[, part]); detail: str, or (format function, *args) formatted when shown.
@@ -155,13 +171,14 @@ def _term_slot(index: RouterIndex, term: str) -> Slot:
 _SLOT_CACHE_MAX = 50_000
 
 
-def query_slots(index: RouterIndex, text: str) -> list[Slot]:
-    """One slot per distinct term of the text; a term's slot is worked out once per index (slots are not mutated)."""
+def query_slots(index: RouterIndex, text: str, terms: list[str] | None = None) -> list[Slot]:
+    """One slot per distinct term of the text (``terms``: ``analyze(text)`` when the caller has it);
+    a term's slot is worked out once per index (slots are not mutated)."""
     cache = index.__dict__.get("_slots_by_term")
     if cache is None:
         cache = index.__dict__.setdefault("_slots_by_term", {})
     slots = []
-    for term in dict.fromkeys(analyze(text)):
+    for term in dict.fromkeys(analyze(text) if terms is None else terms):
         slot = cache.get(term)
         if slot is None:
             slot = _term_slot(index, term)
@@ -273,7 +290,7 @@ def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[in
     if n == 0:
         return [], MatchedTerms((), np.zeros((0, 0), dtype=bool))
     bm25 = index.bm25
-    doc_row, idf = bm25.doc_row, bm25.idf
+    doc_row = bm25.doc_row
     at = np.asarray(docs, dtype=np.int64)
 
     def held_by(term: str) -> np.ndarray:
@@ -284,7 +301,7 @@ def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[in
     labels: list[str] = []
     rows: list[np.ndarray] = []
     for slot in slots:
-        valued = [(t, value) for t in slot.terms if (value := slot.weight_of(t) * idf(t)) > 0]
+        valued = slot.valued_terms(bm25)
         if not valued:
             continue
         labels.append(slot.label)
@@ -306,13 +323,16 @@ def _candidate_coverage(index: RouterIndex, slots: Sequence[Slot], docs: list[in
 
 def bm25_floor(index: RouterIndex, query: Mapping[str, float]) -> float:
     """The BM25+ score every document gets for these terms (the delta part): not evidence."""
-    return sum(index.bm25.delta * index.bm25.idf(t) * w for t, w in query.items())
+    delta, idf = index.bm25.delta, index.bm25.idf
+    return sum(delta * idf(t) * w for t, w in query.items())
 
 
 # ------------------------------------------------------------------- lookups
 
 # Up to this many (keyword, entry) pairs, keyword scores are summed in plain Python.
 _SMALL_KEYWORD_HITS = 256
+# A matched keyword carried by at most this many entries keeps them as Python ints too.
+_KEYWORD_MEMBERS_MAX = 256
 
 
 def named_ids(index: RouterIndex, text: str) -> list[int]:
@@ -323,8 +343,9 @@ def named_ids(index: RouterIndex, text: str) -> list[int]:
     the alias PRECOS; it still matches through BM25 on the alias field.
     """
     found: list[int] = []
+    qualified = "::" in text  # an ID after "::" counts whatever its case
     for raw in tokens(text):
-        if not ("_" in raw or (len(raw) >= 3 and raw.isupper()) or f"::{raw}" in text):
+        if not ("_" in raw or (len(raw) >= 3 and raw.isupper()) or (qualified and f"::{raw}" in text)):
             continue
         i = index.id_keys.get(normalize_package_key(raw))
         if i is not None and i not in found:
@@ -360,6 +381,9 @@ class _Keyword:
     id: int
     weight: float  # Σ idf of its terms
     carriers: np.ndarray  # entries carrying it (int64, sorted)
+    size: int  # how many
+    # The same entries as Python ints when at most _KEYWORD_MEMBERS_MAX (the plain-Python sum reads them).
+    members: tuple[int, ...] | None
 
 
 def _matched_keywords(index: RouterIndex, present: set[str]) -> list[_Keyword]:
@@ -377,8 +401,13 @@ def _matched_keywords(index: RouterIndex, present: set[str]) -> list[_Keyword]:
                 kw = cache.get(terms)
                 if kw is None:
                     idf = index.bm25.idf
+                    carriers = index.keyword_entries[terms]
                     kw = cache[terms] = _Keyword(
-                        index.keyword_ids[terms], sum(idf(t) for t in terms), index.keyword_entries[terms]
+                        index.keyword_ids[terms],
+                        sum(idf(t) for t in terms),
+                        carriers,
+                        carriers.size,
+                        tuple(carriers.tolist()) if carriers.size <= _KEYWORD_MEMBERS_MAX else None,
                     )
                 matched.append(kw)
     return matched
@@ -400,13 +429,14 @@ def keyword_hits(
         return [], frozenset()
     limit = limit or index.config.bm25_top_k
     # Best first, ties by position: deterministic, whichever path sums the scores.
-    if sum(kw.carriers.size for kw in matched) <= _SMALL_KEYWORD_HITS:
+    pairs = sum(kw.size for kw in matched)
+    if pairs <= _SMALL_KEYWORD_HITS and pairs <= _KEYWORD_MEMBERS_MAX:
         # Few carriers: plain Python beats a dozen numpy calls (same sums, added in the same order).
         summed: dict[int, float] = {}
         get = summed.get
         for kw in matched:
             w = kw.weight
-            for i in kw.carriers.tolist():
+            for i in kw.members:
                 summed[i] = get(i, 0.0) + w
         # (-score, position) without a tuple per entry: positions sorted, then stably by score.
         order = sorted(sorted(summed), key=summed.__getitem__, reverse=True)[:limit]
@@ -432,6 +462,10 @@ def _keyword_detail(entry_keywords, matched: frozenset[int], cov: float, strong:
     )
 
 
+def _linked_detail(package_id: str) -> str:
+    return f"linked with {package_id}"
+
+
 def _bm25_detail(score: float, cov: float, matched: MatchedTerms, j: int, strong: bool) -> str:
     return f"score {score:.2f}, coverage {cov:.2f} ({' '.join(matched[j])})" + (
         "" if strong else ", below the full threshold"
@@ -443,6 +477,8 @@ def _bm25_detail(score: float, cov: float, matched: MatchedTerms, j: int, strong
 
 def _context_signals(index: RouterIndex, signals: _Signals, named: list[int], focus, parents, page) -> list[int]:
     """ID, semantic, parent and page hits; returns the context hits in that order (each once)."""
+    if not (named or focus or parents or page):
+        return []  # no ID named, no UI context (most questions): every list below would be empty
     exact, parent_hits, page_hits = semantic_hits(index, focus, parents, page)
     # Each signal: its hits with the detail `why` shows, and whether they may arrive in full.
     # Parents and the page are context for the focus: full bodies only when nothing closer matched.
@@ -650,6 +686,8 @@ def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: f
 
 def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
     """Fetch feedback for this question (computed by the caller, decayed)."""
+    if not feedback:
+        return
     promoted = [
         index.position[pid]
         for pid, w in sorted(feedback.items(), key=lambda kv: -kv[1])
@@ -664,21 +702,41 @@ def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[st
         signals.eligible.add(i)
 
 
+def _strongest(eligible: set[int], fused: Mapping[int, float], entries, n: int) -> list[int]:
+    """``sorted(eligible, key=(-fused score, package ID))[:n]`` without a key tuple per entry: the
+    entries sorted by score alone (a C-level key), and only those scoring at least the n-th best
+    score sorted by the full key. Every entry of the true first n scores at least that much, so
+    the n taken from them are the same."""
+    get = fused.get
+    if len(eligible) > n > 0:
+        scores = {i: get(i, 0.0) for i in eligible}
+        by_score = sorted(eligible, key=scores.__getitem__, reverse=True)
+        cut = scores[by_score[n - 1]]
+        eligible = [i for i in by_score if scores[i] >= cut]
+    return sorted(eligible, key=lambda i: (-get(i, 0.0), entries[i].package_id))[:n]
+
+
 def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, float]) -> dict[int, float]:
     """One hop of wiki links from the strong hits, damped by the source's rank; the fusion redone with them."""
     cfg = index.config
     # Ties broken by package ID, not by slot: a delta appends edited entries at new slots, so a
     # slot order would make the links of a delta's index differ from a fresh build's.
     entries = index.entries
-    strong = sorted(signals.eligible, key=lambda i: (-fused.get(i, 0.0), entries[i].package_id))[
-        : cfg.max_full_per_part
-    ]
+    strong = _strongest(signals.eligible, fused, entries, cfg.max_full_per_part)
     neighbours: list[int] = []
+    why = signals.why
+    why_get, links_get = why.get, index.links.get
     for src in strong:
-        for j in index.links.get(src, ()):
+        for j in links_get(src, ()):
             if j not in neighbours and j not in strong:
                 neighbours.append(j)
-                signals.note(j, "wikilink", len(neighbours), f"linked with {index.entries[src].package_id}")
+                # signals.note, inlined; the text is written when the reason is shown (note_as_dict).
+                note = ("wikilink", len(neighbours), (_linked_detail, entries[src].package_id))
+                notes = why_get(j)
+                if notes is None:
+                    why[j] = [note]
+                else:
+                    notes.append(note)
     if not neighbours:
         return fused
     signals.rankings["wikilink"] = neighbours
@@ -687,8 +745,8 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
     weight, k = cfg.weights.get("wikilink", 0.0), cfg.rrf_k
     if weight:
         get = fused.get
-        for rank, j in enumerate(neighbours, start=1):
-            fused[j] = get(j, 0.0) + weight / (k + rank)
+        for j, step in zip(neighbours, rrf_steps(weight, k, len(neighbours))):
+            fused[j] = get(j, 0.0) + step
     return fused
 
 
@@ -727,10 +785,11 @@ def route_part(
     page: str | None,
     feedback: Mapping[str, float],
     related_feedback: Callable[[PartQuery, list[str]], Mapping[str, float]] | None = None,
+    terms: list[str] | None = None,
 ) -> PartOutcome:
-    """Every signal for one part of the message, fused."""
+    """Every signal for one part of the message, fused (``terms``: ``analyze(text)``, when known)."""
     signals = _Signals()
-    slots = query_slots(index, text)
+    slots = query_slots(index, text, terms)
     # Code terms that *are* a named ID are the question's subject, not content to cover.
     named = named_ids(index, text)
     named_terms = {code_term(index.entries[i].package_id) for i in named}

@@ -86,6 +86,19 @@ def test_top_k_orders_by_score_then_document_and_skips_unmatched():
     assert len(index.top_k(["sang"], 50)) == 3
 
 
+def test_top_k_breaks_score_ties_by_document_and_adds_the_floor_to_each_score():
+    # Identical documents tie: the lower position comes first, as np.lexsort((pool, -scores)) orders.
+    docs = [["praz", "sang"], ["sol"], ["praz"], ["praz", "sang"], ["praz"], ["sang", "praz"], ["praz", "x"]]
+    index = SparseBM25Index.build(docs)
+    scores = index.scores(["praz", "sang"])
+    for k in (3, 5, 6, 10):  # cuts between distinct scores (which of several tied at a cut stay is argpartition's)
+        top = index.top_k(["praz", "sang"], k)
+        matched = [d for d in range(len(docs)) if {"praz", "sang"} & set(docs[d])]
+        expected = sorted(matched, key=lambda d: (-scores[d], d))[:k]
+        assert [d for d, _ in top] == expected
+        assert [s for _, s in top] == [float(scores[d]) for d in expected]  # the same floats
+
+
 def test_weighted_build_equals_repeating_tokens():
     docs = [{"praz": 2.0, "sang": 1.0}, {"sol": 1.0}, {"praz": 1.0}]
     index = SparseBM25Index.build_weighted(docs, [3.0, 1.0, 1.0])

@@ -1,7 +1,8 @@
 import pytest
 
 from knowledge.retrieval.fusion import estimate_tokens, weighted_rrf
-from knowledge.retrieval.splitting import split_parts
+from common.text import analyze
+from knowledge.retrieval.splitting import split_parts, split_parts_analyzed
 
 
 def test_weighted_rrf_sums_weight_over_k_plus_rank():
@@ -9,6 +10,23 @@ def test_weighted_rrf_sums_weight_over_k_plus_rank():
     assert fused["A"] == 1 / 6
     assert fused["B"] == 1 / 7 + 2 / 6
     assert weighted_rrf({"unknown": ["A"]}, {"bm25": 1.0}) == {}
+
+
+def test_weighted_rrf_adds_the_same_floats_as_dividing_at_each_rank():
+    import random
+
+    rng = random.Random(3)
+    weights = {"a": 2.0, "b": 0.6, "c": 6, "d": 0.0, "e": 1.5}
+    for _ in range(300):
+        rankings = {s: [rng.randrange(40) for _ in range(rng.randint(0, 150))] for s in rng.sample(list(weights), 3)}
+        k = rng.choice([5, 5.0, 60, 2.5])
+        plain: dict = {}
+        for signal, ranked in rankings.items():
+            weight = weights[signal]
+            if weight:
+                for rank, key in enumerate(ranked, start=1):  # repeats within a ranking add again
+                    plain[key] = plain.get(key, 0.0) + weight / (k + rank)
+        assert weighted_rrf(rankings, weights, k) == plain
 
 
 def test_token_estimate_needs_no_network_and_grows_with_text():
@@ -133,3 +151,62 @@ def test_a_content_free_sentence_stays_with_its_neighbour_in_the_original_words(
     # Alone, a sentence that would point back at other parts is the question ("Como funciona isso?").
     assert split_parts("Como funciona cada um?") == ["Como funciona cada um"]
     assert split_parts("Olá! Como funciona isso?") == ["Como funciona isso"]
+
+
+@pytest.mark.parametrize(
+    "message",
+    [
+        "Qual o prazo do Sanger?",
+        "  prazo do sanger  ",
+        "Qual o prazo do Sanger e como envio a amostra?",
+        "preço e prazo do sanger",
+        "Quanto custa o kit? Qual o prazo de entrega?",
+        "Quanto custa o Sanger? Obrigado!",
+        "Quanto custa o Sanger e qual o prazo? Obrigado!",
+        "Olá! Como funciona isso?",
+        "Como funciona cada um?",
+        "Quero parcelar o IPTU e preciso da certidão para vender a casa. Como funciona cada um?",
+        "Um? Dois três? Quatro cinco? Seis sete? Oito nove? Dez onze?",  # past MAX_PARTS: the last is merged
+        "Obrigado!",
+        "",
+    ],
+)
+def test_the_terms_a_split_hands_on_are_the_parts_own(message):
+    # The router reads a part's terms from the split when it analyzed exactly that sentence.
+    analyzed = split_parts_analyzed(message)
+    assert [text for text, _ in analyzed] == split_parts(message)
+    for text, terms in analyzed:
+        assert terms is None or terms == analyze(text)
+    if message.strip() == "Qual o prazo do Sanger?" or message == "  prazo do sanger  ":
+        assert analyzed[0][1] is not None  # the one-question message is not analyzed twice
+
+
+def test_the_splitting_patterns_match_exactly_what_their_plain_spellings_match():
+    # The patterns are spelt so the regex engine can skip to candidate characters; these are the
+    # plain spellings they replace. Same spans on random text rich in what they look for, also
+    # searched between positions (as the conjunction pattern is, sentence by sentence).
+    import random
+    import re
+
+    from knowledge.retrieval import splitting
+
+    plain_sentence = re.compile(r"[?!;\n]+|(?<=[^\d\s])\.(?=\s|$)")
+    plain_conjunction = re.compile(
+        r"\s*,?\s+(?:e\s+também|e\s+tambem|além\s+disso|alem\s+disso|e|and\s+also|and|also|"
+        r"y\s+también|y\s+tambien|además|ademas|y|e\s+ainda)(?:\s*,)?\s+",
+        re.IGNORECASE,
+    )
+    pieces = [" ", "  ", "\t", "\u00a0", "\u2003", ",", ", ", " ,", ".", "?", "!", ";", "\n", "1", "9", "e", "E"]
+    pieces += ["a", "y", "Y", "and", "AND", "also", "além", "ALÉM", "disso", "também", "tambem", "ainda"]
+    pieces += ["además", "x", "prazo", "ç", "_", "-", "..", "?!", "e.", "3."]
+    rng = random.Random(17)
+    for _ in range(20_000):
+        text = "".join(rng.choice(pieces) for _ in range(rng.randint(0, 14)))
+        start = rng.randint(0, len(text))
+        end = rng.randint(start, len(text))
+        assert [m.span() for m in splitting._SENTENCE_RE.finditer(text)] == [
+            m.span() for m in plain_sentence.finditer(text)
+        ]
+        assert [m.span() for m in splitting._CONJUNCTION_RE.finditer(text, start, end)] == [
+            m.span() for m in plain_conjunction.finditer(text, start, end)
+        ]

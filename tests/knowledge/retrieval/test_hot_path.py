@@ -79,8 +79,14 @@ def test_candidate_coverage_gives_the_numpy_pass_numbers_and_terms(rows, monkeyp
         assert (again.hits == expected_terms.hits).all() and again.labels == expected_terms.labels
 
 
-def test_small_corpus_top_k_sums_like_one_add_per_term():
+@pytest.mark.parametrize("rows", ["score rows", "over budget"])
+def test_small_corpus_top_k_sums_like_one_add_per_term(rows, monkeypatch):
+    from knowledge.retrieval import bm25 as bm25_module
+
     entries, questions = _word_catalog()
+    if rows == "over budget":
+        # Two rows fit: a question with more terms takes the postings (one bincount) instead.
+        monkeypatch.setattr(bm25_module, "_SCORE_ROWS_BYTES", 2 * 8 * len(entries))
     bm25 = RouterIndex(entries).bm25
     for q in questions:
         weights = {t: 1.0 + 0.25 * k for k, t in enumerate(dict.fromkeys(signals.analyze(q)))}
@@ -94,6 +100,8 @@ def test_small_corpus_top_k_sums_like_one_add_per_term():
             expected[bm25._postings.indices[start:end]] += bm25._postings.data[start:end] * w
         assert acc.tolist() == expected.tolist()
         assert pool.tolist() == [i for i, v in enumerate(expected.tolist()) if v]
+    kept = len(bm25._score_rows.rows)
+    assert kept == 2 if rows == "over budget" else kept > 2
 
 
 def test_document_rows_are_cached_within_a_byte_budget(monkeypatch):
@@ -175,3 +183,17 @@ def test_a_segment_stores_the_body_token_counts_and_a_delta_counts_its_edits(tmp
     assert delta is not None
     assert [delta.body_tokens(i) for i in range(len(edited))] == [estimate_tokens(e.body) for e in edited]
     assert mapped.body_tokens(0) == estimate_tokens(entries[0].body)  # the base is untouched
+
+
+def test_the_strongest_eligible_entries_are_the_plain_sorts_first_n():
+    # Wiki-link sources: the n best by (-fused score, package ID); ties on the score are common.
+    import random
+
+    rng = random.Random(5)
+    entries = [Entry(f"PKG_{rng.randrange(10_000):05d}_{i}", "t") for i in range(60)]
+    for _ in range(2_000):
+        eligible = set(rng.sample(range(60), rng.randint(0, 25)))
+        fused = {i: rng.choice([0.1, 0.2, 0.25, 1 / 3, 0.5]) for i in eligible if rng.random() < 0.9}
+        for n in (0, 1, 3, 5, 30, -1):
+            plain = sorted(eligible, key=lambda i: (-fused.get(i, 0.0), entries[i].package_id))[:n]
+            assert signals._strongest(eligible, fused, entries, n) == plain

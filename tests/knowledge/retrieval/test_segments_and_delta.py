@@ -172,6 +172,23 @@ def test_deltas_do_not_stack_they_are_taken_against_the_base():
     assert collect_one(second) == collect_one(base)
 
 
+def test_an_edited_kind_is_delivered_as_its_new_kind_after_the_base_has_routed():
+    # The base's lazy query-path caches (entry heads, which positions are procedures or rules)
+    # describe its entries: a delta must not read them for an entry whose kind changed.
+    entries = load_package_folder(ROOT / "knowledge" / "catalog")
+    base = RouterIndex(entries)
+    at, target = next((i, e) for i, e in enumerate(entries) if e.kind == "knowledge")
+    question = target.title
+    assert target.package_id in base.route(question).delivered_ids
+    assert target.package_id not in base.route(question).procedure_ids
+    edited = list(entries)
+    edited[at] = dataclasses.replace(target, kind="procedure", revision=target.revision + 1)
+    merged = index_with_edits(base, edited, version=2, max_changes=50)
+    assert merged is not None and merged.delta_base is base
+    assert target.package_id in merged.route(question).procedure_ids
+    assert collect_one(merged) == collect_one(RouterIndex(edited))
+
+
 def collect_one(index) -> list:
     return [[d.id for d in index.route(q).ranked()] for q in ("prazo do sanger", "como assino o orçamento")]
 
