@@ -247,28 +247,28 @@ def export_tables(index) -> dict[str, StrTable | Ragged]:
     return out
 
 
-# The tables ``export_tables`` writes and ``import_tables`` reads.
-TABLE_NAMES = frozenset(
-    {
-        "position",
-        "id_keys",
-        "semantic.keys",
-        "semantic.rows",
-        "keywords.keys",
-        "keywords.state",
-        "keywords.carriers",
-        "keywords.heads.keys",
-        "keywords.heads.rows",
-        "entry_keywords.ids",
-        "entry_keywords.positions",
-        "links",
-        "link_keys.rows",
-        "link_keys.keys",
-        "typos.keys",
-        "typos.rows",
-        "body_tokens",
-    }
+# The tables ``export_tables`` writes and ``import_tables`` reads, in the order ``export_tables`` returns
+# them (a segment's meta lists its tables in that order; ``table_build.TableBuilder`` returns the same).
+TABLE_ORDER = (
+    "position",
+    "id_keys",
+    "semantic.keys",
+    "semantic.rows",
+    "keywords.keys",
+    "keywords.carriers",
+    "keywords.state",
+    "keywords.heads.keys",
+    "keywords.heads.rows",
+    "entry_keywords.ids",
+    "entry_keywords.positions",
+    "links",
+    "link_keys.rows",
+    "link_keys.keys",
+    "body_tokens",
+    "typos.keys",
+    "typos.rows",
 )
+TABLE_NAMES = frozenset(TABLE_ORDER)
 
 
 def import_tables(tables: Mapping[str, object], entries: Sequence, vocabulary: StrTable) -> dict[str, object]:

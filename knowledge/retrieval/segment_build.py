@@ -49,6 +49,7 @@ from . import postings
 from .postings import FIELDS, _chunk_triplets, _TermTable
 from .segments import (
     _DATA,
+    SegmentError,
     array_layout,
     array_pwrite,
     data_file_create,
@@ -197,14 +198,36 @@ def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int,
         body_tokens = np.concatenate(body_parts) if body_parts else np.zeros(0, dtype=np.int32)
         del lengths_parts, body_parts
         return _write(
-            tmp, key, runs, fd, vocabulary, doc_freq, lengths, body_tokens, tables, narrow, config, info,
+            tmp,
+            key,
+            runs,
+            fd,
+            vocabulary,
+            doc_freq,
+            lengths,
+            body_tokens,
+            tables,
+            narrow,
+            config,
+            info,
             window_postings,
         )
 
 
 def _write(
-    tmp: Path, key, runs, runs_fd, vocabulary, doc_freq, lengths, body_tokens, tables: TableBuilder, narrow: bool,
-    config: RouterConfig, info, window_postings: int,
+    tmp: Path,
+    key,
+    runs,
+    runs_fd,
+    vocabulary,
+    doc_freq,
+    lengths,
+    body_tokens,
+    tables: TableBuilder,
+    narrow: bool,
+    config: RouterConfig,
+    info,
+    window_postings: int,
 ) -> dict:
     """Statistics, layout, the merged postings and the other arrays into ``arrays.bin``; returns the meta."""
     n_docs, n_terms = len(lengths), len(doc_freq)
@@ -257,8 +280,8 @@ def _write(
             docs = np.concatenate([p[1] for p in parts]) if parts else np.zeros(0, np.int32)
             values = np.concatenate([p[2].astype(np.float64) for p in parts]) if parts else np.zeros(0)
             del parts
-            if terms.size != p1 - p0:
-                raise AssertionError(f"window {t0}-{t1}: {terms.size} postings, expected {p1 - p0}")
+            if terms.size != p1 - p0:  # a run file that lost bytes: refused like any unreadable segment
+                raise SegmentError(f"segment {key}: window {t0}-{t1} read {terms.size} postings of {p1 - p0}")
             order = stable_order(terms - t0)
             terms, docs, values = terms[order], docs[order], values[order]
             del order
@@ -298,4 +321,3 @@ def _windows(indptr: np.ndarray, window_postings: int) -> Iterable[tuple[int, in
         t1 = min(max(t1, t0 + 1), n_terms)
         yield t0, t1
         t0 = t1
-

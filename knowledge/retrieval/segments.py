@@ -131,8 +131,18 @@ def table_arrays(tables: Mapping[str, object]) -> tuple[dict[str, np.ndarray], d
 
 
 def segment_meta(
-    key: str, *, n_docs: int, n_terms: int, k1: float, b: float, delta: float, avgdl: float,
-    kinds: dict, layout: dict, size: int, info: dict | None,
+    key: str,
+    *,
+    n_docs: int,
+    n_terms: int,
+    k1: float,
+    b: float,
+    delta: float,
+    avgdl: float,
+    kinds: dict,
+    layout: dict,
+    size: int,
+    info: dict | None,
 ) -> dict:
     """``meta.json``'s content."""
     return {

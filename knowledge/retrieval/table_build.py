@@ -22,32 +22,11 @@ from common.text import analyze
 
 from .entries import EntryLike
 from .index import _package_key, entry_link_keys
-from .index_tables import _KW_CARRIED, _KW_TOO_COMMON, _SEP
+from .index_tables import _KW_CARRIED, _KW_TOO_COMMON, _SEP, TABLE_ORDER
 from .tables import Ragged, StrTable
 from .typos import typo_filing
 
 _NO_TERMS = -1  # a keyword as written that analyzes to nothing
-
-# ``export_tables``' order (a segment's meta lists its tables in it).
-_EXPORT_ORDER = (
-    "position",
-    "id_keys",
-    "semantic.keys",
-    "semantic.rows",
-    "keywords.keys",
-    "keywords.carriers",
-    "keywords.state",
-    "keywords.heads.keys",
-    "keywords.heads.rows",
-    "entry_keywords.ids",
-    "entry_keywords.positions",
-    "links",
-    "link_keys.rows",
-    "link_keys.keys",
-    "body_tokens",
-    "typos.keys",
-    "typos.rows",
-)
 
 
 def _ragged(owners: np.ndarray, values: np.ndarray, n_rows: int) -> Ragged:
@@ -207,7 +186,7 @@ class TableBuilder:
         self._id_keys = None
         out["body_tokens"] = np.asarray(body_tokens, dtype=np.int32)
         out["typos.keys"], out["typos.rows"] = _typo_tables(vocabulary)
-        return {name: out[name] for name in _EXPORT_ORDER}
+        return {name: out[name] for name in TABLE_ORDER}
 
     def _keyword_carriers(self, keyword_counts: np.ndarray, n_keywords: int, out: dict) -> np.ndarray:
         """``keywords.carriers`` and ``keywords.state`` into ``out``; which keywords are carried (bool)."""

@@ -17,7 +17,7 @@ import pytest
 from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval.entries import DEFAULT_FIELD_WEIGHTS, Entry, RouterConfig
 from knowledge.retrieval.index import RouterIndex
-from knowledge.retrieval.index_tables import export_tables
+from knowledge.retrieval.index_tables import TABLE_NAMES, TABLE_ORDER, export_tables
 from knowledge.retrieval.segments import segment_path, segment_write
 from knowledge.retrieval.table_build import TableBuilder
 from knowledge.retrieval.tables import Ragged, StrTable
@@ -125,6 +125,12 @@ def test_tables_follow_the_config_the_vocabulary_was_built_with():
     # a keyword's rarest term is chosen).
     weights = {**DEFAULT_FIELD_WEIGHTS, "keywords": 0.0, "title": 0.0}
     _assert_same_tables(_edge_catalog(), batches=(1, 64), config=RouterConfig(field_weights=weights))
+
+
+def test_one_ordered_list_names_the_stored_tables():
+    # The segment's meta lists the tables in export order: both writers follow TABLE_ORDER.
+    exported = export_tables(RouterIndex(load_package_folder(ROOT / "knowledge" / "catalog")[:5]))
+    assert list(exported) == list(TABLE_ORDER) and TABLE_NAMES == set(TABLE_ORDER)
 
 
 def test_an_empty_catalog_gives_empty_tables():
