@@ -59,8 +59,9 @@ def _status_mb(field: str) -> float:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=100_000)
-    parser.add_argument("--write", action="store_true", help="also export the tables and write the segment")
-    parser.add_argument("--streamed", action="store_true", help="segment_build from entries generated one by one")
+    modes = parser.add_mutually_exclusive_group()
+    modes.add_argument("--write", action="store_true", help="also export the tables and write the segment")
+    modes.add_argument("--streamed", action="store_true", help="segment_build from entries read back from a spool")
     args = parser.parse_args()
     if args.streamed:
         streamed(args.size)
@@ -90,6 +91,11 @@ def main() -> None:
             out["segment_sha1"] = _sha1(segment_path(directory, "bench") / "arrays.bin")
         finally:
             shutil.rmtree(directory, ignore_errors=True)
+    _report(out)
+
+
+def _report(out: dict[str, object]) -> None:
+    """The run's figures as one JSON line, with the load average at the end."""
     out["load_end"] = os.getloadavg()[0]
     print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}))
 
@@ -145,8 +151,7 @@ def streamed(size: int) -> None:
         out["segment_sha1"] = _sha1(segment_path(directory, "bench") / "arrays.bin")
     finally:
         shutil.rmtree(directory, ignore_errors=True)
-    out["load_end"] = os.getloadavg()[0]
-    print(json.dumps({k: round(v, 2) if isinstance(v, float) else v for k, v in out.items()}))
+    _report(out)
 
 
 if __name__ == "__main__":

@@ -5,7 +5,7 @@
 Generates ``bench_router``'s synthetic catalog and builds ``RouterIndex`` over it first (its
 vocabulary, document frequencies and body token counts are what ``TableBuilder.finish`` takes; the
 build also warms the analyzer's caches the same way for both modes). Then, with full collections
-paused as in a build (``index._full_collections_paused``):
+paused as in a build (``index.full_collections_paused``):
 
 - ``index``: drops the index's tables and measures ``index._build_tables(vocabulary_df)`` and
   ``export_tables(index)`` apart (the index's own BM25 part is not counted);
@@ -102,7 +102,7 @@ def main() -> None:
     parser.add_argument("--trace", action="store_true", help="memory (tracemalloc) instead of CPU time")
     args = parser.parse_args()
     entries, _, _ = bench_router.make_catalog(args.size)
-    from knowledge.retrieval.index import RouterIndex, _full_collections_paused
+    from knowledge.retrieval.index import RouterIndex, full_collections_paused
     from knowledge.retrieval.index_tables import export_tables
     from knowledge.retrieval.table_build import TableBuilder
 
@@ -112,7 +112,7 @@ def main() -> None:
     for name in _TABLE_ATTRIBUTES:
         delattr(index, name)
     gc.collect()
-    with _full_collections_paused():
+    with full_collections_paused():
         phases = _Phases(args.trace)
         if args.mode == "index":
             phases.run("build_tables", lambda: index._build_tables(vocabulary_df))

@@ -456,7 +456,7 @@ def _patch_links(new, base, changed: list[int], dead: list[int], live: np.ndarra
 
 def _patch_names(new, base, changed, dead) -> None:
     """IDs/aliases, positions and semantic IDs: drop the dead slots', add the changed entries'."""
-    from .index import _package_key
+    from .index import package_key
 
     # Overlays: the edits only, over the base's tables (dicts, or arrays mapped from its segment).
     new.position = Overlay(base.position)
@@ -468,14 +468,14 @@ def _patch_names(new, base, changed, dead) -> None:
         if new.position.get(old.package_id) == slot:
             del new.position[old.package_id]
         for name in (old.package_id, *old.aliases):
-            key = _package_key(name)
+            key = package_key(name)
             if key and new.id_keys.get(key) == slot:
                 del new.id_keys[key]
         touched_semantic.update(sid.lower() for sid in old.semantic_ids)
     for slot, e in changed:
         new.position[e.package_id] = slot
         for name in (e.package_id, *e.aliases):
-            key = _package_key(name)
+            key = package_key(name)
             if key:
                 new.id_keys.setdefault(key, slot)
         touched_semantic.update(sid.lower() for sid in e.semantic_ids)

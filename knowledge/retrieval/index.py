@@ -87,7 +87,7 @@ def entry_link_keys(e: EntryLike) -> tuple[str, ...]:
     """The package keys an entry's body links to, in order (repeats kept)."""
     # No ``"[[" in body`` test first: the pattern's literal prefix is searched as fast, and a body with
     # links was scanned twice (~0.1 s at 100,000 entries; a body without links is no slower).
-    return tuple(_package_key(target) for target in WIKILINK_RE.findall(e.body or ""))
+    return tuple(package_key(target) for target in WIKILINK_RE.findall(e.body or ""))
 
 
 def resolve_links(
@@ -108,12 +108,12 @@ def resolve_links(
 _CANONICAL_KEY_RE = re.compile(r"[A-Z0-9]+(?:_[A-Z0-9]+)*")
 
 
-def _package_key(name: str) -> str:
+def package_key(name: str) -> str:
     """``normalize_package_key`` with a fast path for names already in canonical form."""
     return name if _CANONICAL_KEY_RE.fullmatch(name) else normalize_package_key(name)
 
 
-def _release_free_heap() -> None:
+def release_free_heap() -> None:
     """Give the C heap's free pages back to the system (glibc ``malloc_trim``); elsewhere a no-op.
 
     The build's batches (numpy temporaries of a few MB each) are served from the C heap once
@@ -155,7 +155,7 @@ _paused = {"builds": 0, "thresholds": None}
 
 
 @contextmanager
-def _full_collections_paused():
+def full_collections_paused():
     """No full (oldest-generation) garbage collection while the index is built; the thresholds after.
 
     A build creates millions of objects that live as long as the index (keyword
@@ -183,7 +183,7 @@ def _full_collections_paused():
 
 
 def _paused_while_building(init):
-    """``RouterIndex.__init__`` under ``_full_collections_paused`` when it builds (no ``bm25`` given);
+    """``RouterIndex.__init__`` under ``full_collections_paused`` when it builds (no ``bm25`` given);
     an index over a mapped segment makes few objects, and a pause would only move the next full
     collection into whatever comes after it."""
 
@@ -191,7 +191,7 @@ def _paused_while_building(init):
     def wrapper(self, entries, **kwargs):
         if kwargs.get("bm25") is not None:
             return init(self, entries, **kwargs)
-        with _full_collections_paused():
+        with full_collections_paused():
             return init(self, entries, **kwargs)
 
     return wrapper
@@ -235,7 +235,7 @@ class RouterIndex:
             )
             self.body_token_counts = _body_token_counts(self.entries, body_words)
             del body_words
-            _release_free_heap()
+            release_free_heap()
         elif bm25.n_docs != len(self.entries):
             raise ValueError(f"BM25 segment of {bm25.n_docs} documents for {len(self.entries)} entries")
         self.bm25 = bm25
@@ -377,7 +377,7 @@ class RouterIndex:
         analyzed: dict[str, tuple[int, list[int]] | None] = {}
         for i, e in enumerate(self.entries):
             for name in (e.package_id, *e.aliases):
-                key = _package_key(name)
+                key = package_key(name)
                 if key:
                     self.id_keys.setdefault(key, i)
             for sid in e.semantic_ids:

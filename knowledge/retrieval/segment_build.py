@@ -44,7 +44,7 @@ import numpy as np
 
 from .entries import EntryLike, RouterConfig
 from .fusion import estimate_tokens, estimate_tokens_many
-from .index import _full_collections_paused, _release_free_heap
+from .index import full_collections_paused, release_free_heap
 from . import postings
 from .postings import FIELDS, _chunk_triplets, _TermTable
 from .segments import (
@@ -131,7 +131,7 @@ def segment_build(
         return segment_path(directory, key)
     tmp = segment_temp(directory, key)
     try:
-        with _full_collections_paused():
+        with full_collections_paused():
             size = batch_size or postings.CHUNK_ENTRIES  # the in-memory build's batches: term ids follow them
             meta = _build(tmp, key, entries, config or RouterConfig(), info, size, window_postings)
         if before_publish is not None:
@@ -140,7 +140,7 @@ def segment_build(
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
-        _release_free_heap()  # the batches' and windows' freed pages: the process goes on serving
+        release_free_heap()  # the batches' and windows' freed pages: the process goes on serving
     return segment_path(directory, key)
 
 
@@ -191,7 +191,7 @@ def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int,
             del terms, docs, values, words, batch
         vocabulary = table.vocabulary
         del table  # the analyzer's chunk table: the merge needs only the term ids
-        _release_free_heap()
+        release_free_heap()
         n_terms = len(vocabulary)
         doc_freq = np.concatenate([doc_freq, np.zeros(n_terms - len(doc_freq), np.int64)])
         lengths = np.concatenate(lengths_parts) if lengths_parts else np.zeros(0)

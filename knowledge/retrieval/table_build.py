@@ -21,7 +21,7 @@ import numpy as np
 from common.text import analyze
 
 from .entries import EntryLike
-from .index import _package_key, entry_link_keys
+from .index import package_key, entry_link_keys
 from .index_tables import _KW_CARRIED, _KW_TOO_COMMON, _SEP, TABLE_ORDER
 from .tables import Ragged, StrTable
 from .typos import typo_filing
@@ -94,11 +94,11 @@ class TableBuilder:
         for i, e in enumerate(batch, start):
             package_id = e.package_id
             position[package_id] = i
-            key = _package_key(package_id)
+            key = package_key(package_id)
             if key:
                 id_keys.setdefault(key, i)
             for name in e.aliases:
-                key = _package_key(name)
+                key = package_key(name)
                 if key:
                     id_keys.setdefault(key, i)
             for sid in e.semantic_ids:
