@@ -302,9 +302,13 @@ def _chunk_triplets(
     chunk: Sequence[EntryLike],
     weights: list[tuple[str, float]],
     body_words: np.ndarray | None = None,
+    *,
+    by_term: bool = False,
 ):
     """Unique (term, local doc) pairs of a chunk with Σ_f w_f·count_f summed field by field
-    (and each body's word count into ``body_words``, when given)."""
+    (and each body's word count into ``body_words``, when given), ordered by document then term,
+    or with ``by_term`` by term then document (a segment's runs: ``segment_build`` need not sort them).
+    The sums are the same either way: each pair's field contributions are added in field order."""
     n_docs = len(chunk)
     doc_numbers = np.arange(n_docs, dtype=np.int64)
     field_terms: list[tuple[float, np.ndarray, np.ndarray]] = []
@@ -345,7 +349,7 @@ def _chunk_triplets(
     keys_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
     for w, terms, docs in field_terms:
-        unique, counts = sorted_unique_counts(docs * n_terms + terms)
+        unique, counts = sorted_unique_counts(terms * n_docs + docs if by_term else docs * n_terms + terms)
         keys_parts.append(unique)
         value_parts.append(w * counts.astype(np.float64))  # w·count, as the per-entry loop computed it
     if not keys_parts:
@@ -366,6 +370,8 @@ def _chunk_triplets(
     if np.array_equal(narrow, summed):
         summed = narrow  # exact: half the bytes while the batch waits to be placed
     del narrow
+    if by_term:
+        return (unique // n_docs).astype(np.int32), (unique % n_docs).astype(np.int32), summed
     return (unique % n_terms).astype(np.int32), (unique // n_terms).astype(np.int32), summed
 
 

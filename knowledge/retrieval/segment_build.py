@@ -8,8 +8,8 @@ for byte, reading the entries once, a batch at a time (an iterator will do:
 the catalog need not be in memory):
 
 1. *Runs.* Each batch's (term, document, weighted frequency) triplets
-   (``postings._chunk_triplets``, as ``weighted_parts`` makes them) are ordered
-   by term, stably, and appended to a temporary file as one run; the batch's
+   (``postings._chunk_triplets``, the sums ``weighted_parts`` makes, made in
+   term order: ``by_term``) are appended to a temporary file as one run; the batch's
    document lengths, body word counts and per-entry tables
    (``table_build.TableBuilder``) are kept, the triplets are not.
 2. *Statistics.* Once every batch is read, the document frequencies (summed
@@ -163,7 +163,7 @@ def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int,
             start = n_docs
             n_docs += len(batch)
             words = np.full(len(batch), -1, dtype=np.int64)
-            terms, docs, values = _chunk_triplets(table, batch, weights, words)
+            terms, docs, values = _chunk_triplets(table, batch, weights, words, by_term=True)
             lengths = np.zeros(len(batch), dtype=np.float64)
             if body_read:
                 chars = np.fromiter((len(e.body or "") for e in batch), dtype=np.int64, count=len(batch))
@@ -175,9 +175,6 @@ def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int,
                 lengths += np.bincount(docs, weights=values, minlength=len(batch))
                 docs += start
                 narrow = narrow and values.dtype == np.float32
-                order = stable_order(terms)
-                terms, docs, values = terms[order], docs[order], values[order]
-                del order
                 counts = np.bincount(terms, minlength=len(table.vocabulary))
                 if len(counts) > len(doc_freq):
                     doc_freq = np.concatenate([doc_freq, np.zeros(len(counts) - len(doc_freq), np.int64)])
