@@ -1,4 +1,4 @@
-"""Router against rank-bm25, question by question in one process: a speed ratio that survives a noisy machine.
+"""Router against rank-bm25 over the same questions in one process: a ratio less at the mercy of drift.
 
     python bench/bench_router_paired.py [--sizes 1000,10000,100000] [--questions 200]
 
@@ -26,6 +26,14 @@ for the first time (what ``bench_router.py``'s first table times); the
 baseline's is the question analyzed, ``BM25Okapi.get_scores`` over the whole
 catalog and a top-10 selection (``bench_router.baseline``). 10 warm-up
 questions each, not counted.
+
+What pairing does not remove: the machine's slow stretches do not slow both
+alike. rank-bm25 sweeps its whole catalog per question (memory-bound), the
+router runs the interpreter over a few hundred postings, and on this 2-core
+machine five runs within half an hour gave 1,000-entry ratios of 2.1 to 2.8 (router
+p50 0.35 to 0.61 ms): read a ratio with its run's p50s, and compare runs of
+one machine at one time. The router's own p50 here is also a little slower
+than ``bench_router.py``'s (its process holds the baseline's catalog too).
 """
 
 from __future__ import annotations
