@@ -34,7 +34,7 @@ _IDENTIFIER_FIELDS = frozenset({"id", "aliases"})
 _MULTI_TEXT_FIELDS = frozenset({"keywords", "search_terms"})
 # Entries per numpy counting pass: bounds the transient token arrays (~1M tokens).
 CHUNK_ENTRIES = 4096
-# Entries per tokenizer call within a batch (it changes no id: see ``_chunk_triplets``).
+# Entries per tokenizer call within a batch (it changes no id: see ``batch_triplets``).
 TEXT_ENTRIES = 512
 
 
@@ -141,7 +141,7 @@ class _ShortChunkIds:
             heads, tails, ids = heads[rest], tails[rest], ids[rest]
 
 
-class _TermTable:
+class TermTable:
     """Texts → chunk ids; chunk → term ids; term → id.
 
     Tokens never span whitespace, so a text's tokens are those of its
@@ -261,14 +261,14 @@ def weighted_parts(
     number of whitespace-separated words (``len(body.split())``), which the body's tokenization
     counts anyway; left untouched when the body field has no weight (it is not read then).
     """
-    table = _TermTable()
+    table = TermTable()
     parts: list[tuple[np.ndarray, np.ndarray, np.ndarray]] = []
     lengths = np.zeros(len(entries), dtype=np.float64)
     weights = [(name, float(field_weights.get(name, 1.0))) for name in FIELDS]
     for start in range(0, len(entries), CHUNK_ENTRIES):
         chunk = entries[start : start + CHUNK_ENTRIES]
         words = None if body_words is None else body_words[start : start + len(chunk)]
-        terms, docs, values = _chunk_triplets(table, chunk, weights, words)
+        terms, docs, values = batch_triplets(table, chunk, weights, words)
         if values.size:
             lengths[start : start + len(chunk)] += np.bincount(docs, weights=values, minlength=len(chunk))
             docs += start
@@ -297,8 +297,8 @@ def weighted_triplets(
     )
 
 
-def _chunk_triplets(
-    table: _TermTable,
+def batch_triplets(
+    table: TermTable,
     chunk: Sequence[EntryLike],
     weights: list[tuple[str, float]],
     body_words: np.ndarray | None = None,

@@ -8,7 +8,7 @@ for byte, reading the entries once, a batch at a time (an iterator will do:
 the catalog need not be in memory):
 
 1. *Runs.* Each batch's (term, document, weighted frequency) triplets
-   (``postings._chunk_triplets``, the sums ``weighted_parts`` makes, made in
+   (``postings.batch_triplets``, the sums ``weighted_parts`` makes, made in
    term order: ``by_term``) are appended to a temporary file as one run; the batch's
    document lengths, body word counts and per-entry tables
    (``table_build.TableBuilder``) are kept, the triplets are not.
@@ -46,9 +46,8 @@ from .entries import EntryLike, RouterConfig
 from .fusion import estimate_tokens, estimate_tokens_many
 from .index import full_collections_paused, release_free_heap
 from . import postings
-from .postings import FIELDS, _chunk_triplets, _TermTable
+from .postings import FIELDS, batch_triplets, TermTable
 from .segments import (
-    _DATA,
     SegmentError,
     array_layout,
     array_pwrite,
@@ -147,7 +146,7 @@ def segment_build(
 def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int, window_postings: int) -> dict:
     weights = [(name, float(config.field_weights.get(name, 1.0))) for name in FIELDS]
     body_read = dict(weights)["body"] != 0
-    table = _TermTable()
+    table = TermTable()
     tables = TableBuilder()
     runs: list[_Run] = []
     lengths_parts: list[np.ndarray] = []
@@ -163,7 +162,7 @@ def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int,
             start = n_docs
             n_docs += len(batch)
             words = np.full(len(batch), -1, dtype=np.int64)
-            terms, docs, values = _chunk_triplets(table, batch, weights, words, by_term=True)
+            terms, docs, values = batch_triplets(table, batch, weights, words, by_term=True)
             lengths = np.zeros(len(batch), dtype=np.float64)
             if body_read:
                 chars = np.fromiter((len(e.body or "") for e in batch), dtype=np.int64, count=len(batch))
@@ -262,7 +261,7 @@ def _write(
         (name, *merged[name]) if values is None else (name, np.ascontiguousarray(values).dtype, np.shape(values))
         for name, values in arrays.items()
     )
-    with data_file_create(tmp / _DATA, size) as fh:
+    with data_file_create(tmp, size) as fh:
         fd = fh.fileno()
         for name, values in arrays.items():
             if values is not None:

@@ -88,10 +88,11 @@ def array_layout(specs: Iterable[tuple[str, np.dtype, tuple[int, ...]]]) -> tupl
     return layout, offset
 
 
-def data_file_create(path: Path, size: int):
-    """``arrays.bin`` of ``size`` bytes, zeros after the magic (the padding between arrays stays zero), open
-    for ``os.pwrite`` of each array at its offset (``array_layout``)."""
-    fh = open(path, "w+b")
+def data_file_create(tmp: Path, size: int):
+    """``arrays.bin`` in the segment being written (``segment_temp``), of ``size`` bytes, zeros after the
+    magic (the padding between arrays stays zero), open for ``os.pwrite`` of each array at its offset
+    (``array_layout``)."""
+    fh = open(tmp / _DATA, "w+b")
     fh.write(_MAGIC)
     fh.truncate(size)
     return fh
@@ -105,11 +106,11 @@ def array_pwrite(fd: int, offset: int, values: np.ndarray) -> None:
         view, offset = view[written:], offset + written
 
 
-def _arrays_write(path: Path, arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, dict], int]:
-    """Write ``arrays`` one after the other into ``path``; returns their layout and the file's size."""
+def _arrays_write(tmp: Path, arrays: Mapping[str, np.ndarray]) -> tuple[dict[str, dict], int]:
+    """Write ``arrays`` one after the other into ``tmp``'s ``arrays.bin``; returns their layout and its size."""
     arrays = {name: np.ascontiguousarray(values) for name, values in arrays.items()}
     layout, size = array_layout((name, values.dtype, values.shape) for name, values in arrays.items())
-    with data_file_create(path, size) as fh:
+    with data_file_create(tmp, size) as fh:
         for name, values in arrays.items():
             array_pwrite(fh.fileno(), layout[name]["offset"], values)
     return layout, size
@@ -208,7 +209,7 @@ def segment_write(
             arrays[f"vocab/{part}"] = values
         stored, kinds = table_arrays(tables or {})
         arrays.update(stored)
-        layout, size = _arrays_write(tmp / _DATA, arrays)
+        layout, size = _arrays_write(tmp, arrays)
         meta = segment_meta(
             key,
             n_docs=bm25.n_docs,

@@ -1,4 +1,4 @@
-"""``postings._TermTable.texts_chunks`` (numpy over UTF-8 bytes) against ``str.split`` and a dict."""
+"""``postings.TermTable.texts_chunks`` (numpy over UTF-8 bytes) against ``str.split`` and a dict."""
 
 import random
 import sys
@@ -29,7 +29,7 @@ def reference_texts_chunks(table, texts):
 
 def assert_same_chunking(batches):
     """Batch by batch: the same chunk ids and counts; after all: the same chunks, terms and vocabulary, in order."""
-    fast, reference = postings._TermTable(), postings._TermTable()
+    fast, reference = postings.TermTable(), postings.TermTable()
     for texts in batches:
         ids, lens = fast.texts_chunks(texts)
         want_ids, want_lens = reference_texts_chunks(reference, texts)
@@ -84,7 +84,7 @@ def test_chunks_keep_their_order_of_first_appearance_across_batches():
 
 
 def test_known_short_chunks_are_found_without_python():
-    table = postings._TermTable()
+    table = postings.TermTable()
     table.texts_chunks(["Prazo de entrega, prazo urgente", "x" * 40])
     table._resolve = None  # a batch of known chunks of <= 15 bytes must not need it
     ids, lens = table.texts_chunks(["prazo urgente de", "entrega, Prazo"])
@@ -138,7 +138,7 @@ def test_a_term_table_is_freed_as_soon_as_the_build_drops_it():
     import gc
     import weakref
 
-    table = postings._TermTable()
+    table = postings.TermTable()
     table.texts_chunks(["prazo de entrega", "x" * 40])
     freed = weakref.ref(table)
     gc.disable()  # no reference cycle: freed without the cyclic collector (the build pauses full collections)

@@ -183,18 +183,18 @@ def test_windows_cover_every_term_once_in_order():
     "weights", [{}, {"title": 1.3, "body": 0.7, "keywords": 0.1}], ids=["default", "inexact-weights"]
 )
 def test_triplets_by_term_are_the_document_ordered_ones_ordered_by_term(weights):
-    """``segment_build`` stores a batch's pairs as ``_chunk_triplets(by_term=True)`` gives them, unsorted:
+    """``segment_build`` stores a batch's pairs as ``batch_triplets(by_term=True)`` gives them, unsorted:
     they must be the document-ordered pairs, ordered by term then document, with the very same sums."""
     import numpy as np
 
     config = RouterConfig(field_weights={**RouterConfig().field_weights, **weights})
     field_weights = [(name, float(config.field_weights.get(name, 1.0))) for name in postings.FIELDS]
     entries = _synthetic(400) + _catalog("saas")
-    by_doc, by_term = postings._TermTable(), postings._TermTable()
+    by_doc, by_term = postings.TermTable(), postings.TermTable()
     for start in range(0, len(entries), 128):
         batch = entries[start : start + 128]
-        terms, docs, values = postings._chunk_triplets(by_doc, batch, field_weights)
-        got = postings._chunk_triplets(by_term, batch, field_weights, by_term=True)
+        terms, docs, values = postings.batch_triplets(by_doc, batch, field_weights)
+        got = postings.batch_triplets(by_term, batch, field_weights, by_term=True)
         order = np.lexsort((docs, terms))
         assert order.tolist() != list(range(len(order)))  # the two orders differ: the test can tell them apart
         for want, have in zip((terms[order], docs[order], values[order]), got):

@@ -244,6 +244,29 @@ def test_the_celery_task_writes_the_segment_without_holding_the_catalog(catalog,
     assert _ranked(index) == _ranked(RouterIndex(get_active_catalog().entries, config=router_config()))
 
 
+def test_with_curated_synonyms_the_task_names_the_segment_as_the_processes_do(catalog, shared, monkeypatch):
+    """Synonym sets change the segment's key: the task (synonyms read on their own) and a web process
+    (synonyms held by its catalog) must name it alike, or the task's segment is never mapped."""
+    from knowledge.catalog import clear_catalog_cache
+    from knowledge.models import SynonymSet
+    from knowledge.tasks import router_index_build
+
+    SynonymSet.objects.create(name="b-ancestry", terms=["antepassados", "ancestralidade"])
+    SynonymSet.objects.create(name="a-refund", terms=["estorno", "reembolso"])
+    clear_catalog_cache()
+    assert len(get_active_catalog().synonyms) == 2
+    built = router_index_build.delay().get()
+    assert built["status"] == "built"
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("the task wrote this catalog's segment: processes map it")
+
+    monkeypatch.setattr(index_store, "segment_build", no_write)
+    index, _ = RouterIndexHolder().get()
+    assert index.bm25.segment_file.parent.name == built["key"]
+    assert index.config.synonyms == get_active_catalog().synonyms
+
+
 def test_a_catalog_changed_while_the_task_writes_publishes_nothing(catalog, shared, monkeypatch):
     import dataclasses
 
