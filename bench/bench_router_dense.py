@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common.text import embeddings  # noqa: E402
+from common.text import retrieval_embeddings as embeddings  # noqa: E402  (the router's vectors: e5 + USE)
 from knowledge.retrieval import RouterConfig, RouterIndex  # noqa: E402
 from knowledge.retrieval import dense as dense_module  # noqa: E402
 from knowledge.retrieval.dense import DenseIndex  # noqa: E402

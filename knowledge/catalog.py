@@ -174,7 +174,7 @@ def _terms_fingerprint() -> tuple:
 
 
 def _vectors_fingerprint() -> tuple:
-    from common.text import embeddings
+    from common.text import retrieval_embeddings as embeddings
 
     # A vector is written as a new row, never updated in place (knowledge/embeddings._store): a new or
     # re-embedded revision moves the last id, a removed row the count.
@@ -238,7 +238,7 @@ def _vectors_since(before: tuple, now: tuple, by_pk: dict, package_ids: dict, ve
     Writers of vectors hold the catalog state's row lock, so rows are added in id order: the rows
     after the last id seen are the new ones. Any other change (a row removed): every vector again.
     """
-    from common.text import embeddings
+    from common.text import retrieval_embeddings as embeddings
     from knowledge.embeddings import catalog_vectors
 
     rows = list(

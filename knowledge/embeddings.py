@@ -20,7 +20,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from common.text import embeddings
+from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
 from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding
 from knowledge.retrieval.dense import passage_text, text_digest
 

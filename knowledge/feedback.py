@@ -36,7 +36,7 @@ from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from common.cache import list_append, list_items
-from common.text import embeddings
+from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
 from knowledge.feedback_version import feedback_version_bump
 from knowledge.models import FetchFeedback, feedback_seq_next
 

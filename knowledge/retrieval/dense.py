@@ -2,9 +2,10 @@
 
 Words alone miss a paraphrase ("Se eu pagar a mais, em quantos dias sai o
 resultado?" shares no word with "Prazos de entrega"), a chat-style typo, or a
-question in another language; a multilingual sentence embedding
-(``common.text.embeddings``, multilingual-e5-small) places them near the
-entry they mean. This module holds an (entries × 384) float32 matrix aligned
+question in another language; multilingual sentence embeddings
+(``common.text.retrieval_embeddings``: multilingual-e5-small joined with
+USE-multilingual v3) place them near the entry they mean. This module holds
+an (entries × 896) float32 matrix aligned
 with the index's entries and ranks entries by cosine; the ranking is fused by
 the router's weighted RRF like every other signal (``signals._dense_signal``).
 
@@ -27,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common.text import embeddings
+from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
 
 # What an entry is embedded as: chosen on the dev splits (docs/retrieval.md, "Dense signal").
 # The whole body (1,500 chars) was worse and 3x slower: the body dilutes what the entry is about.

@@ -112,8 +112,9 @@ class RouterConfig:
     dense_floor: float = 0.0
     # The dense top entry becomes eligible for full when its cosine stands this far above the
     # question's mean cosine over the catalog ("lift": a question about nothing in particular is
-    # about equally close to every entry). > 2: never.
-    dense_full_lift: float = 0.06
+    # about equally close to every entry). > 2: never. Chosen in the e5 + USE space (with e5 alone
+    # it was 0.06; docs/retrieval.md, "Two encoders"), like ``dense_veto_lift`` (0.025 with e5 alone).
+    dense_full_lift: float = 0.07
     # When to embed the question: "always", or skip it when the lexical signals already found the
     # answer ("agreement": keyword and BM25 top the same strong entry; "bm25_strong": BM25's top is
     # strong; "covered": BM25's top is strong and holds at least ``dense_gate_coverage`` of the
@@ -124,7 +125,7 @@ class RouterConfig:
     # eligible through keywords or BM25 alone whose cosine with the question is outside the dense
     # top ``dense_veto_rank`` and stands less than ``dense_veto_lift`` above the catalog's mean
     # cosine is listed instead of given in full. > 2: off.
-    dense_veto_lift: float = 0.025
+    dense_veto_lift: float = 0.02
     dense_veto_rank: int = 5
     # In a message of several parts, a part's best entry gets a full body when it is also the
     # part's dense top (lift >= this) and in the top ``multipart_lexical_rank`` by BM25 or

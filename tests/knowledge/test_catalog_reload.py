@@ -91,7 +91,7 @@ def test_accepted_search_terms_and_a_late_vector_reach_the_catalog_without_readi
     assert not _body_reads(captured.captured_queries)
     _same_as_a_full_load(reloaded)
 
-    from common.text import embeddings
+    from common.text import retrieval_embeddings as embeddings
 
     vector = np.arange(4, dtype="<f4").tobytes()
     RevisionEmbedding.objects.create(revision=revision, model_id=embeddings.MODEL_ID, text_digest="x", vector=vector)

@@ -34,10 +34,13 @@ def test_held_out_dev_figures_stay_above_the_floor(name, usable, parity_floor):
     assert min(parity["en"]["ratio"], parity["es"]["ratio"]) >= parity_floor
 
 
-def test_without_the_lexicon_the_cross_language_floor_is_not_met():
-    # Measured when the question was embedded only if BM25 found nothing strong (gate "bm25_strong").
-    _, parity = figures("hr", lexicon_weight=0.0, dense_gate="bm25_strong")
-    assert parity["en"]["ratio"] < 0.85
+def test_without_the_lexicon_english_parity_falls_when_few_questions_are_embedded():
+    # Gate "bm25_strong": the question is embedded only if BM25 found nothing strong. With e5 alone,
+    # hr's en parity without the lexicon was under the 0.85 floor; with e5 + USE it is 0.86, still
+    # below the parity the lexicon gives.
+    _, with_lexicon = figures("hr", dense_gate="bm25_strong")
+    _, without = figures("hr", lexicon_weight=0.0, dense_gate="bm25_strong")
+    assert without["en"]["ratio"] < with_lexicon["en"]["ratio"]
 
 
 def test_the_lexicon_still_lifts_parity_when_most_questions_are_embedded():

@@ -9,13 +9,15 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from common.text import embeddings
+from common.text import embeddings, retrieval_embeddings
 from knowledge.evaluation.tune import CATALOGS, ROOT, dense_of
 from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval import Entry, RouterConfig, RouterIndex
 from knowledge.retrieval.dense import DenseIndex, EmbeddingCache, folder_dense_index, passage_text
 
-pytestmark = pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding model is required")
+pytestmark = pytest.mark.skipif(
+    not retrieval_embeddings.available(), reason="the bundled embedding models are required"
+)
 
 NO_DENSE = replace(RouterConfig(), weights={**RouterConfig().weights, "dense": 0.0})
 
@@ -37,7 +39,7 @@ def hr_lexical():
 
 
 def _unit(*values):
-    v = np.zeros(embeddings.DIM, dtype=np.float32)
+    v = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
     v[: len(values)] = values
     return v / np.linalg.norm(v)
 
@@ -63,6 +65,34 @@ def test_a_paraphrase_sharing_no_word_with_the_entry_arrives_in_full(hr, hr_lexi
     result = hr.route(question)
     assert result.full_ids[0] == "WELLBEING"
     assert any(n["signal"] == "dense" for n in result.full[0].why)
+
+
+@pytest.fixture(scope="module")
+def saas_pair():
+    """The saas catalog routed with the shipped e5 + USE vectors, and with e5's alone at e5's settings."""
+    entries = load_package_folder(CATALOGS / "saas" / "packages")
+    e5_only = DenseIndex(
+        embeddings.embed_passages([passage_text(e) for e in entries]),
+        np.ones(len(entries), dtype=bool),
+        embed_query=embeddings.embed_query,
+        model_id=embeddings.MODEL_ID,
+    )
+    e5_config = replace(RouterConfig(), dense_full_lift=0.06, dense_veto_lift=0.025)
+    return RouterIndex(entries, dense=dense_of("saas", entries)), RouterIndex(entries, config=e5_config, dense=e5_only)
+
+
+@pytest.mark.parametrize(
+    "question, expected, e5_first",
+    [
+        ("Can I charge extra to people who pay after the due date?", "LATE_FEES", "BANK_RECONCILIATION"),
+        ("boleto expird client didnt pay can i make a new copy", "BOLETO_PAYMENT", "CUSTOMER_REGISTRY"),
+    ],
+)
+def test_the_second_encoder_puts_first_what_e5_alone_ranks_below_another(saas_pair, question, expected, e5_first):
+    # A paraphrase in English and a chat-style typo (saas dev split): e5 alone ranks another entry first.
+    joined, e5_only = saas_pair
+    assert [d.id for d in e5_only.route(question).ranked()][0] == e5_first
+    assert [d.id for d in joined.route(question).ranked()][0] == expected
 
 
 def test_a_chat_style_typo_reaches_its_rule(hr, hr_lexical):
@@ -106,7 +136,7 @@ def test_a_folder_is_embedded_once(tmp_path, monkeypatch):
     def fail(*args, **kwargs):
         raise AssertionError("re-embedded a cached passage")
 
-    monkeypatch.setattr(embeddings, "embed_passages", fail)
+    monkeypatch.setattr(retrieval_embeddings, "embed_passages", fail)
     again = folder_dense_index(entries, cache)
     assert np.array_equal(first.matrix, again.matrix)
     assert len(list(tmp_path.rglob("*.npy"))) == 3

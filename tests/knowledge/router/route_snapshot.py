@@ -43,18 +43,19 @@ EVALUATION = ROOT / "knowledge" / "evaluation"
 STAND_IN_MODEL = "trigram-hash-stand-in"
 
 
-def stand_in_vector(text: str, kind: str) -> np.ndarray:
+def stand_in_vector(text: str, kind: str, dim: int | None = None) -> np.ndarray:
     """A unit vector from the folded text's hashed character trigrams (deterministic on any CPU)."""
     from common.text import embeddings
     from common.text.folding import fold_lower
 
-    vector = np.zeros(embeddings.DIM, dtype=np.float64)
+    dim = dim or embeddings.DIM
+    vector = np.zeros(dim, dtype=np.float64)
     for word in fold_lower(text).split():
         padded = f" {word} "
         for i in range(len(padded) - 2):
             h = zlib.crc32(padded[i : i + 3].encode())
-            vector[h % embeddings.DIM] += 1.0 if (h >> 16) & 1 else -1.0
-    vector[zlib.crc32(kind.encode()) % embeddings.DIM] += 0.5  # queries and passages differ, as e5's prefixes
+            vector[h % dim] += 1.0 if (h >> 16) & 1 else -1.0
+    vector[zlib.crc32(kind.encode()) % dim] += 0.5  # queries and passages differ, as e5's prefixes
     norm = float(np.sqrt((vector * vector).sum()))
     return (vector / norm if norm else vector).astype(np.float32)
 
@@ -67,24 +68,36 @@ class _StandInModel:
         return [stand_in_vector(t, "passage") for t in texts]
 
 
+class _StandInUse:
+    """USE's stand-in: symmetric (no query/passage side), its own dimension."""
+
+    def encode(self, texts):
+        from common.text import use_embeddings
+
+        return np.stack([stand_in_vector(t, "use", use_embeddings.DIM) for t in texts])
+
+
 @contextlib.contextmanager
 def deterministic_embeddings() -> Iterator[None]:
     """Route with the stand-in model instead of the engine (and no on-disk vector cache)."""
     import os
 
-    from common.text import embeddings
+    from common.text import embeddings, retrieval_embeddings, use_embeddings
     from knowledge import offline_catalog
 
     saved = (dict(embeddings._state), offline_catalog.embedding_cache, os.environ.get("CONTEXTO_EMBEDDINGS"))
-    embeddings.clear_cache()
+    saved_use = dict(use_embeddings._state)
+    retrieval_embeddings.clear_cache()
     embeddings._state.update(model=_StandInModel(), failed=False)
+    use_embeddings._state.update(model=_StandInUse(), failed=False)
     offline_catalog.embedding_cache = lambda: None
     os.environ["CONTEXTO_EMBEDDINGS"] = "on"
     try:
         yield
     finally:
-        embeddings.clear_cache()
+        retrieval_embeddings.clear_cache()
         embeddings._state.update(saved[0])
+        use_embeddings._state.update(saved_use)
         offline_catalog.embedding_cache = saved[1]
         if saved[2] is None:
             os.environ.pop("CONTEXTO_EMBEDDINGS", None)
@@ -202,5 +215,7 @@ if __name__ == "__main__":
 
     django.setup()
     SNAPSHOT.parent.mkdir(parents=True, exist_ok=True)
-    SNAPSHOT.write_text(json.dumps(compact(collect()), ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8")
+    SNAPSHOT.write_text(
+        json.dumps(compact(collect()), ensure_ascii=False, indent=0, sort_keys=True) + "\n", encoding="utf-8"
+    )
     print(f"wrote {SNAPSHOT}")

@@ -5,7 +5,8 @@ import pytest
 from django.core.management import call_command
 from django.utils import timezone
 
-from common.text import embeddings
+from common.text import embeddings as e5
+from common.text import retrieval_embeddings as embeddings  # the router's vectors (e5 + USE)
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import clear_feedback_snapshot
 from knowledge.models import FetchFeedback, RevisionEmbedding
@@ -139,9 +140,10 @@ class _CountingEngine:
 
 @pytest.fixture
 def engine(monkeypatch):
-    counting = _CountingEngine(embeddings._model())
-    monkeypatch.setitem(embeddings._state, "model", counting)
-    monkeypatch.setattr(embeddings, "_QUERY_CACHE_SIZE", 0)  # no cache: every embedding is an engine call
+    counting = _CountingEngine(e5._model())  # e5's engine: every router vector has an e5 half
+    monkeypatch.setitem(e5._state, "model", counting)
+    monkeypatch.setattr(e5, "_QUERY_CACHE_SIZE", 0)  # no cache: every embedding is an engine call
+    monkeypatch.setattr(embeddings, "_QUERY_CACHE_SIZE", 0)
     embeddings.clear_cache()
     yield counting
     embeddings.clear_cache()

@@ -8,7 +8,8 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from common.text import embeddings
+from common.text import embeddings as e5
+from common.text import retrieval_embeddings as embeddings  # the router's vectors (e5 + USE)
 from knowledge import feedback
 from knowledge.feedback import fetch_feedback_rows_record, related_feedback_weights
 from knowledge.models import FeedbackState, FetchFeedback
@@ -209,23 +210,34 @@ def test_a_row_updated_by_old_code_is_seen_though_its_change_number_stays(django
     assert len(feedback._current_snapshot(3).rows) == 2 and fetched == [1, 1, 1]
 
 
-def test_an_unlabelled_vector_from_old_code_counts_as_the_old_model():
-    assert feedback.LEGACY_MODEL_ID == embeddings.MODEL_ID  # the model has not changed since
-    vector = _unit(1)
+def test_an_unlabelled_vector_from_old_code_counts_as_the_old_model(monkeypatch):
+    # Old code stored e5's vectors; the router's are now e5 + USE, so such a row relates no question
+    # by its vector (its own wording and signature still count) ...
+    assert feedback.LEGACY_MODEL_ID == e5.MODEL_ID != embeddings.MODEL_ID
+    vector = np.random.default_rng(1).standard_normal(e5.DIM).astype("<f4")
+    vector /= np.linalg.norm(vector)
     _old_code_insert(
         query_key="temp lev sequenc sanger",
         package_id="DELIVERY_TIMELINES",
         signature='["DELIVERY_TIMELINES", "X1", "X2", "X3", "X4"]',
         question_vector=vector.tobytes(),
     )
-    weights = related_feedback_weights(
-        key="prazo sequenc sanger",
-        ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
-        tenant_id=None,
-        version=1,
-        vector=vector,
-    )
-    assert weights == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+
+    def weights(version):
+        return related_feedback_weights(
+            key="prazo sequenc sanger",
+            ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
+            tenant_id=None,
+            version=version,
+            vector=vector,
+        )
+
+    assert weights(1) == {}
+    # ... and it is read as e5's: were e5 the router's model, it would relate the question
+    monkeypatch.setattr(feedback.embeddings, "MODEL_ID", e5.MODEL_ID)
+    monkeypatch.setattr(feedback.embeddings, "DIM", e5.DIM)
+    feedback.clear_feedback_snapshot()
+    assert weights(2) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
 
 
 def _version() -> int:

@@ -69,16 +69,21 @@ def test_the_snapshot_is_recorded_with_a_stand_in_that_is_the_same_on_every_cpu(
     # candidates), so routes are compared with hashed-trigram vectors; the engine is restored after.
     import numpy as np
 
-    from common.text import embeddings
+    from common.text import embeddings, retrieval_embeddings, use_embeddings
 
     from .route_snapshot import deterministic_embeddings, stand_in_vector
 
-    before = dict(embeddings._state)
+    before, before_use = dict(embeddings._state), dict(use_embeddings._state)
     with deterministic_embeddings():
         got = embeddings.embed_query("Qual o prazo do Sanger?")
         assert np.array_equal(got, stand_in_vector("Qual o prazo do Sanger?", "query"))
         assert embeddings.embed_passages(["prazo"])[0] @ got != 0.0
-    assert embeddings._state == before
+        # the router's vector is made of the two stand-ins (neither engine runs)
+        routed = retrieval_embeddings.embed_query("Qual o prazo do Sanger?")
+        use_part = stand_in_vector("Qual o prazo do Sanger?", "use", use_embeddings.DIM)
+        assert np.allclose(routed[: embeddings.DIM], got * np.sqrt(retrieval_embeddings.E5_SHARE))
+        assert np.allclose(routed[embeddings.DIM :], use_part * np.sqrt(1 - retrieval_embeddings.E5_SHARE))
+    assert embeddings._state == before and use_embeddings._state == before_use
     # near wordings are closer than unrelated ones, so the dense code paths see real rankings
     a, b, c = (stand_in_vector(t, "query") for t in ("prazo do sanger", "prazos sanger", "estacionamento"))
     assert a @ b > a @ c
