@@ -3,7 +3,8 @@
 A revision's vector is computed once, when it is written (``embedding_request``
 enqueues ``knowledge.embed_revision`` on commit), or in bulk by
 ``embedding_backfill`` (``manage.py embed_packages``, and ``scripts/run``'s
-catalog load). Never per request: the router reads the stored vectors of the
+catalog load); ``embedding_sweep`` (Celery beat) catches revisions left without
+one of the current model (a lost task, a model upgrade). Never per request: the router reads the stored vectors of the
 current revisions with the catalog (``knowledge.catalog``). Vectors of another
 model are ignored and recomputed. With CONTEXTO_EMBEDDINGS=off or the model
 missing nothing is computed and the router works without the signal.
@@ -27,6 +28,8 @@ from knowledge.retrieval.dense import passage_text, text_digest
 logger = logging.getLogger(__name__)
 
 BACKFILL_BATCH = 16
+# Revisions a sweep embeds at most (~0.1 s each): a run stays well inside a task's time limit.
+SWEEP_LIMIT = 500
 
 
 def revision_text(revision: PackageRevision) -> str:
@@ -53,8 +56,9 @@ def embedding_request(revision: PackageRevision) -> None:
     from knowledge.tasks import embed_revision
 
     # robust: the revision is committed whatever happens here; a broker outage, or a failure of the
-    # embedding itself when tasks run eagerly, is logged and left to `embed_packages` (the router
-    # simply lacks this package's dense signal until then) instead of failing the saved request.
+    # embedding itself when tasks run eagerly, is logged and left to the beat sweep (`embedding_sweep`)
+    # or `embed_packages` (the router simply lacks this package's dense signal until then) instead of
+    # failing the saved request.
     transaction.on_commit(lambda: embed_revision.delay(revision.pk), robust=True)
 
 
@@ -130,30 +134,69 @@ def revision_embedding_compute(*, revision_pk: int) -> bool:
     return True
 
 
-def embedding_backfill(*, batch: int = BACKFILL_BATCH) -> dict[str, int]:
-    """Vectors for every active package's current revision that lacks one of this model; counts."""
-    if not embeddings.available():
-        return {"embedded": 0, "skipped": 0, "unavailable": 1}
-    revisions = list(
-        PackageRevision.objects.filter(package__is_active=True, number=F("package__revision_number")).select_related(
-            "package"
-        )
-    )
-    revisions = [r for r in revisions if (r.data or {}).get("body", "").strip()]
+def _embed_revisions(revisions: list[PackageRevision], batch: int) -> tuple[int, int]:
+    """Embed and store the revisions' passages that lack a vector of this model and text:
+    (how many were written, how many already had one)."""
     pending = _pending(revisions)
-    started = time.perf_counter()
     embedded = 0
     for start in range(0, len(pending), batch):
         chunk = pending[start : start + batch]
         vectors = _vectors(chunk)
         embedded += _store([(revision, digest, vectors[j]) for j, (revision, _, digest) in enumerate(chunk)])
+    return embedded, len(revisions) - len(pending)
+
+
+def _current_revisions():
+    return PackageRevision.objects.filter(package__is_active=True, number=F("package__revision_number"))
+
+
+def _with_body(revisions) -> list[PackageRevision]:
+    return [r for r in revisions if (r.data or {}).get("body", "").strip()]
+
+
+def embedding_backfill(*, batch: int = BACKFILL_BATCH) -> dict[str, int]:
+    """Vectors for every active package's current revision that lacks one of this model; counts."""
+    if not embeddings.available():
+        return {"embedded": 0, "skipped": 0, "unavailable": 1}
+    revisions = _with_body(_current_revisions().select_related("package"))
+    started = time.perf_counter()
+    embedded, skipped = _embed_revisions(revisions, batch)
     logger.info(
         "knowledge.embedding_backfill embedded=%d skipped=%d ms=%.0f",
         embedded,
-        len(revisions) - len(pending),
+        skipped,
         (time.perf_counter() - started) * 1000,
     )
-    return {"embedded": embedded, "skipped": len(revisions) - len(pending), "unavailable": 0}
+    return {"embedded": embedded, "skipped": skipped, "unavailable": 0}
+
+
+def embedding_sweep(*, limit: int = SWEEP_LIMIT, batch: int = BACKFILL_BATCH) -> dict[str, int]:
+    """Vectors for active current revisions that have none of this model, at most ``limit`` a run
+    (Celery beat runs it every ``KNOWLEDGE_EMBED_SWEEP_INTERVAL`` seconds): a save whose task never
+    reached a worker (broker down: the save stands, ``embedding_request``), or every revision after
+    an upgrade that changed the router's model. One query when nothing is missing; unlike
+    ``embedding_backfill`` it reads only the revisions that lack a vector, not every body."""
+    if not _enabled() or not embeddings.available():
+        return {"embedded": 0, "missing": 0, "unavailable": 1}
+    missing = (
+        _current_revisions()
+        .exclude(embedding__model_id=embeddings.MODEL_ID)
+        .exclude(data__body="")
+        .select_related("package")
+        .order_by("pk")
+    )
+    revisions = _with_body(missing[:limit])
+    if not revisions:
+        return {"embedded": 0, "missing": 0, "unavailable": 0}
+    started = time.perf_counter()
+    embedded, _ = _embed_revisions(revisions, batch)
+    logger.info(
+        "knowledge.embedding_sweep embedded=%d missing=%d ms=%.0f",
+        embedded,
+        len(revisions),
+        (time.perf_counter() - started) * 1000,
+    )
+    return {"embedded": embedded, "missing": len(revisions), "unavailable": 0}
 
 
 def catalog_vectors(packages: list[Package]) -> dict[str, bytes]:

@@ -3,7 +3,7 @@
 from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
-from knowledge.embeddings import revision_embedding_compute
+from knowledge.embeddings import embedding_sweep, revision_embedding_compute
 from knowledge.index_store import router_segment_prepare
 from knowledge.search_terms import search_terms_propose
 
@@ -28,6 +28,12 @@ def suggest_search_terms(revision_pk: int) -> dict | None:
 def embed_revision(revision_pk: int) -> bool:
     """The revision's passage vector for the router's dense signal (idempotent)."""
     return revision_embedding_compute(revision_pk=revision_pk)
+
+
+@shared_task(name="knowledge.embedding_sweep", **_DB_TASK)
+def embedding_sweep_run() -> dict:
+    """Vectors for current revisions that lack one of the router's model (Celery beat; idempotent)."""
+    return embedding_sweep()
 
 
 @shared_task(name="knowledge.router_index_build", **_DB_TASK)

@@ -323,6 +323,14 @@ KNOWLEDGE_SEARCH_TERMS_ON_SAVE = env.bool("KNOWLEDGE_SEARCH_TERMS_ON_SAVE", defa
 # Each saved revision's passage vector for the router's dense signal (a Celery task on commit;
 # knowledge/embeddings.py). Off, vectors come only from `manage.py embed_packages`.
 KNOWLEDGE_EMBED_ON_SAVE = env.bool("KNOWLEDGE_EMBED_ON_SAVE", default=True)
+# With it on, Celery beat also embeds, every this many seconds, current revisions that lack a vector
+# of the router's model (a save whose task was lost; every revision after a model upgrade). 0: never.
+KNOWLEDGE_EMBED_SWEEP_INTERVAL = env.int("KNOWLEDGE_EMBED_SWEEP_INTERVAL", default=600)
+if KNOWLEDGE_EMBED_ON_SAVE and KNOWLEDGE_EMBED_SWEEP_INTERVAL > 0:
+    CELERY_BEAT_SCHEDULE["knowledge-embedding-sweep"] = {
+        "task": "knowledge.embedding_sweep",
+        "schedule": float(KNOWLEDGE_EMBED_SWEEP_INTERVAL),
+    }
 # When a question is embedded for the dense signal: "covered" (default) skips it when BM25's best
 # entry is a strong match holding >= 70 % of the question (the embedding then also checks that a
 # lexical full body means what the question means); "bm25_strong" skips it on any strong BM25

@@ -187,3 +187,40 @@ def test_a_lexically_answered_question_is_not_embedded_for_a_row_its_ranking_alr
     after = route_context(message=question, use_cache=False)
     assert any(n["signal"] == "feedback" for n in find(after, ranking[1]).why)
     assert engine.queries == []  # the signature relates them: the question's vector is not needed
+
+
+def test_the_sweep_embeds_what_a_lost_task_or_a_model_upgrade_left_without_a_vector(
+    catalog, make_package, settings, django_capture_on_commit_callbacks, monkeypatch
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from knowledge import tasks
+    from knowledge.embeddings import embedding_sweep
+
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    _embed_catalog()
+    # nothing missing: one query, nothing embedded
+    with CaptureQueriesContext(connection) as captured:
+        assert embedding_sweep() == {"embedded": 0, "missing": 0, "unavailable": 0}
+    assert len(captured.captured_queries) == 1
+    # a save whose task never reached a worker
+    monkeypatch.setattr(tasks.embed_revision, "delay", lambda *a, **k: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        lost = make_package("LOST_TASK", title="Pacote salvo", body="Texto do pacote salvo.")
+    # and a vector of another model (what every revision holds right after an upgrade)
+    other = RevisionEmbedding.objects.exclude(revision__package=lost).first()
+    RevisionEmbedding.objects.filter(pk=other.pk).update(model_id="another-model@1")
+    result = tasks.embedding_sweep_run.apply().get()  # the task beat runs
+    assert result == {"embedded": 2, "missing": 2, "unavailable": 0}
+    assert RevisionEmbedding.objects.get(revision__package=lost).model_id == embeddings.MODEL_ID
+    assert RevisionEmbedding.objects.get(revision=other.revision).model_id == embeddings.MODEL_ID
+    assert embedding_sweep()["embedded"] == 0  # idempotent
+
+
+def test_the_sweep_is_scheduled_only_with_embedding_on_save(settings):
+    from knowledge.embeddings import embedding_sweep
+
+    assert settings.CELERY_BEAT_SCHEDULE["knowledge-embedding-sweep"]["task"] == "knowledge.embedding_sweep"
+    settings.KNOWLEDGE_EMBED_ON_SAVE = False  # vectors come only from `embed_packages` then
+    assert embedding_sweep() == {"embedded": 0, "missing": 0, "unavailable": 1}
