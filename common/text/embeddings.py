@@ -104,10 +104,11 @@ def _as_matrix(vectors, n: int) -> np.ndarray:
     return np.ascontiguousarray(out)
 
 
-def _through_cache(clipped: list[str], cache: OrderedDict, size: int, compute) -> np.ndarray:
+def through_cache(clipped: list[str], cache: OrderedDict, size: int, compute, dim: int = DIM) -> np.ndarray:
     """Vectors of ``clipped`` from ``cache`` (least recently used out past ``size``), computing each
-    missing distinct text once with ``compute(texts)``; the engine is never held under the cache lock."""
-    out = np.empty((len(clipped), DIM), dtype=np.float32)
+    missing distinct text once with ``compute(texts)``; the engine is never held under the cache lock
+    (one lock for every cache passed here: it is only held to read or fill a dict)."""
+    out = np.empty((len(clipped), dim), dtype=np.float32)
     missing: list[int] = []
     with _cache_lock:
         for i, text in enumerate(clipped):
@@ -138,7 +139,7 @@ def embed_queries(texts: Sequence[str]) -> np.ndarray:
         with _lock:
             return _as_matrix(model.query(todo), len(todo))
 
-    return _through_cache([(text or " ")[:QUERY_MAX_CHARS] for text in texts], _query_cache, _QUERY_CACHE_SIZE, compute)
+    return through_cache([(text or " ")[:QUERY_MAX_CHARS] for text in texts], _query_cache, _QUERY_CACHE_SIZE, compute)
 
 
 def embed_query(text: str) -> np.ndarray:
@@ -162,11 +163,16 @@ def embed_passages_cached(texts: Sequence[str]) -> np.ndarray:
     re-import). Callers that store their vectors use `embed_passages`."""
     _require()  # switched off means off, cached or not
     clipped = [(text or " ")[:PASSAGE_MAX_CHARS] for text in texts]
-    return _through_cache(clipped, _passage_cache, _PASSAGE_CACHE_SIZE, embed_passages)
+    return through_cache(clipped, _passage_cache, _PASSAGE_CACHE_SIZE, embed_passages)
+
+
+def forget(cache: OrderedDict) -> None:
+    """Empty a cache filled by `through_cache`, under the lock that guards it."""
+    with _cache_lock:
+        cache.clear()
 
 
 def clear_cache() -> None:
     """Forget cached question and passage vectors (tests)."""
-    with _cache_lock:
-        _query_cache.clear()
-        _passage_cache.clear()
+    forget(_query_cache)
+    forget(_passage_cache)

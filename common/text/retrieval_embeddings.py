@@ -30,7 +30,6 @@ Pure module: no Django.
 from __future__ import annotations
 
 import math
-import threading
 from collections import OrderedDict
 from collections.abc import Sequence
 
@@ -60,8 +59,7 @@ _E5_SCALE = math.sqrt(E5_SHARE)
 _USE_SCALE = math.sqrt(1.0 - E5_SHARE)
 
 _QUERY_CACHE_SIZE = 4096
-_cache_lock = threading.Lock()
-_query_cache: OrderedDict[str, np.ndarray] = OrderedDict()
+_query_cache: OrderedDict[str, np.ndarray] = OrderedDict()  # guarded by e5's cache lock (through_cache)
 
 
 def available() -> bool:
@@ -83,33 +81,12 @@ def embed_queries(texts: Sequence[str]) -> np.ndarray:
     served from e5's own question cache, which the ontology's classifier fills)."""
     if not available():
         raise EmbeddingsUnavailable("sentence embeddings are disabled or a model could not load")
+
+    def compute(todo: list[str]) -> np.ndarray:
+        return _join(embeddings.embed_queries(todo), use_embeddings.embed(todo, max_chars=embeddings.QUERY_MAX_CHARS))
+
     clipped = [(text or " ")[: embeddings.QUERY_MAX_CHARS] for text in texts]
-    out = np.empty((len(clipped), DIM), dtype=np.float32)
-    missing: list[int] = []
-    with _cache_lock:
-        for i, text in enumerate(clipped):
-            hit = _query_cache.get(text)
-            if hit is None:
-                missing.append(i)
-            else:
-                _query_cache.move_to_end(text)
-                out[i] = hit
-    if missing:
-        todo = list(dict.fromkeys(clipped[i] for i in missing))
-        fresh = dict(
-            zip(
-                todo,
-                _join(embeddings.embed_queries(todo), use_embeddings.embed(todo, max_chars=embeddings.QUERY_MAX_CHARS)),
-            )
-        )
-        with _cache_lock:
-            for i in missing:
-                out[i] = fresh[clipped[i]]
-            for text, vector in fresh.items():
-                _query_cache[text] = vector.copy()
-            while len(_query_cache) > _QUERY_CACHE_SIZE:
-                _query_cache.popitem(last=False)
-    return out
+    return embeddings.through_cache(clipped, _query_cache, _QUERY_CACHE_SIZE, compute, dim=DIM)
 
 
 def embed_query(text: str) -> np.ndarray:
@@ -131,5 +108,4 @@ def embed_passages(texts: Sequence[str], *, max_chars: int = embeddings.PASSAGE_
 def clear_cache() -> None:
     """Forget cached question vectors, here and e5's (tests)."""
     embeddings.clear_cache()
-    with _cache_lock:
-        _query_cache.clear()
+    embeddings.forget(_query_cache)
