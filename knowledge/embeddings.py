@@ -4,8 +4,9 @@ A revision's vector is computed once, when it is written (``embedding_request``
 enqueues ``knowledge.embed_revision`` on commit), or in bulk by
 ``embedding_backfill`` (``manage.py embed_packages``, and ``scripts/run``'s
 catalog load); ``embedding_sweep`` (Celery beat) catches revisions left without
-one of the current model (a lost task, a model upgrade). Never per request: the router reads the stored vectors of the
-current revisions with the catalog (``knowledge.catalog``). Vectors of another
+one of the current model (a lost task, a model upgrade). Never per request: the
+router reads the stored vectors of the current revisions with the catalog
+(``knowledge.catalog``). Vectors of another
 model are ignored and recomputed. With CONTEXTO_EMBEDDINGS=off or the model
 missing nothing is computed and the router works without the signal.
 """
