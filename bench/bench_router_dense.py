@@ -31,7 +31,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "bench"))
 
-from common.text import retrieval_embeddings as embeddings  # noqa: E402  (the router's vectors: e5 + USE)
+from common.text import retrieval_embeddings  # noqa: E402
 from knowledge.retrieval import RouterConfig, RouterIndex  # noqa: E402
 from knowledge.retrieval import dense as dense_module  # noqa: E402
 from knowledge.retrieval.dense import DenseIndex  # noqa: E402
@@ -99,7 +99,7 @@ def synthetic(size: int) -> None:
 
     entries, rng, zipf = bench_router.make_catalog(size)
     questions = bench_router.make_questions(entries, rng, zipf, 300)
-    vectors = np.random.default_rng(12).standard_normal((len(entries), embeddings.DIM)).astype(np.float32)
+    vectors = np.random.default_rng(12).standard_normal((len(entries), retrieval_embeddings.DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     dense = DenseIndex(vectors, np.ones(len(entries), dtype=bool))
     base = RouterConfig()
@@ -107,7 +107,7 @@ def synthetic(size: int) -> None:
         index = RouterIndex(entries, config=_config(mode, base), dense=dense)
         for q in questions[:10]:  # warm-up (model load, caches of the analyzer)
             index.route(q + " aquecimento")
-        embeddings.clear_cache()
+        retrieval_embeddings.clear_cache()
         with _Counter() as counter:
             wall, cpu = _time_routes([lambda q=q: index.route(q) for q in questions])
         _report(f"{size:,}", label, wall, cpu, counter.fired, len(questions))
@@ -119,7 +119,7 @@ def labeled() -> None:
 
     base = RouterConfig()
     for label, mode in MODES.items():
-        embeddings.clear_cache()
+        retrieval_embeddings.clear_cache()
         wall_all, cpu_all, fired, parts = [], [], 0, 0
         for name, (packages, _) in TUNING_INPUTS.items():
             entries = load_package_folder(packages)
@@ -146,7 +146,7 @@ def main() -> None:
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--labeled", action="store_true", help="The labeled catalogs' dev questions instead")
     args = parser.parse_args()
-    if not embeddings.available():
+    if not retrieval_embeddings.available():
         sys.exit("embeddings are off or the model is missing: nothing to measure")
     print(f"load average {os.getloadavg()[0]:.2f} (2 cores); body chars {dense_module.PASSAGE_BODY_CHARS}")
     labeled() if args.labeled else synthetic(args.size)

@@ -63,7 +63,7 @@ class Catalog:
     entries: tuple[PackageEntry, ...]
     # Curators' synonym sets, applied to questions by the router.
     synonyms: tuple[tuple[str, ...], ...] = ()
-    # package_id → stored passage vector of its current revision (float32 bytes; knowledge/embeddings.py).
+    # package_id → stored passage vector of its current revision (float32 bytes; knowledge/retrieval_embeddings.py).
     vectors: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
     # What an incremental reload compares against (``_reload``); None for a catalog built otherwise.
@@ -174,11 +174,13 @@ def _terms_fingerprint() -> tuple:
 
 
 def _vectors_fingerprint() -> tuple:
-    from common.text import retrieval_embeddings as embeddings
+    from common.text import retrieval_embeddings
 
-    # A vector is written as a new row, never updated in place (knowledge/embeddings._store): a new or
+    # A vector is written as a new row, never updated in place (knowledge/retrieval_embeddings._store): a new or
     # re-embedded revision moves the last id, a removed row the count.
-    found = RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID).aggregate(n=Count("pk"), last=Max("pk"))
+    found = RevisionEmbedding.objects.filter(model_id=retrieval_embeddings.MODEL_ID).aggregate(
+        n=Count("pk"), last=Max("pk")
+    )
     return (found["n"], found["last"])
 
 
@@ -238,11 +240,11 @@ def _vectors_since(before: tuple, now: tuple, by_pk: dict, package_ids: dict, ve
     Writers of vectors hold the catalog state's row lock, so rows are added in id order: the rows
     after the last id seen are the new ones. Any other change (a row removed): every vector again.
     """
-    from common.text import retrieval_embeddings as embeddings
+    from common.text import retrieval_embeddings
     from knowledge.embeddings import catalog_vectors
 
     rows = list(
-        RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID, pk__gt=before[1] or 0).values_list(
+        RevisionEmbedding.objects.filter(model_id=retrieval_embeddings.MODEL_ID, pk__gt=before[1] or 0).values_list(
             "revision__package_id", "revision__number", "vector"
         )
     )

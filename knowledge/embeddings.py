@@ -22,7 +22,7 @@ from django.conf import settings
 from django.db import transaction
 from django.db.models import F
 
-from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
+from common.text import retrieval_embeddings
 from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding
 from knowledge.retrieval.dense import passage_text, text_digest
 
@@ -47,7 +47,7 @@ def revision_text(revision: PackageRevision) -> str:
 
 
 def _enabled() -> bool:
-    return bool(getattr(settings, "KNOWLEDGE_EMBED_ON_SAVE", True)) and embeddings.enabled()
+    return bool(getattr(settings, "KNOWLEDGE_EMBED_ON_SAVE", True)) and retrieval_embeddings.enabled()
 
 
 def embedding_request(revision: PackageRevision) -> None:
@@ -77,7 +77,7 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
             RevisionEmbedding.objects.filter(revision=revision).delete()
             RevisionEmbedding.objects.create(
                 revision=revision,
-                model_id=embeddings.MODEL_ID,
+                model_id=retrieval_embeddings.MODEL_ID,
                 text_digest=digest,
                 vector=np.asarray(vector, dtype="<f4").tobytes(),
             )
@@ -92,7 +92,7 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
 def _pending(revisions: list[PackageRevision]) -> list[tuple[PackageRevision, str, str]]:
     have = {
         (e.revision_id, e.text_digest)
-        for e in RevisionEmbedding.objects.filter(revision__in=revisions, model_id=embeddings.MODEL_ID)
+        for e in RevisionEmbedding.objects.filter(revision__in=revisions, model_id=retrieval_embeddings.MODEL_ID)
     }
     out = []
     for revision in revisions:
@@ -105,14 +105,14 @@ def _pending(revisions: list[PackageRevision]) -> list[tuple[PackageRevision, st
 
 def _known(digests: list[str]) -> dict[str, bytes]:
     """Vectors already computed for these texts (an activation or revert repeats a text): reused, not recomputed."""
-    rows = RevisionEmbedding.objects.filter(model_id=embeddings.MODEL_ID, text_digest__in=digests)
+    rows = RevisionEmbedding.objects.filter(model_id=retrieval_embeddings.MODEL_ID, text_digest__in=digests)
     return {digest: bytes(vector) for digest, vector in rows.values_list("text_digest", "vector")}
 
 
 def _vectors(pending: list[tuple[PackageRevision, str, str]]) -> list[np.ndarray]:
     known = _known([digest for _, _, digest in pending])
     missing = [j for j, (_, _, digest) in enumerate(pending) if digest not in known]
-    fresh = embeddings.embed_passages([pending[j][1] for j in missing]) if missing else []
+    fresh = retrieval_embeddings.embed_passages([pending[j][1] for j in missing]) if missing else []
     out: list[np.ndarray] = []
     computed = dict(zip(missing, fresh))
     for j, (_, _, digest) in enumerate(pending):
@@ -123,7 +123,7 @@ def _vectors(pending: list[tuple[PackageRevision, str, str]]) -> list[np.ndarray
 def revision_embedding_compute(*, revision_pk: int) -> bool:
     """Embed one revision (idempotent: a stored vector of this model and text is kept). True when one was written."""
     revision = PackageRevision.objects.filter(pk=revision_pk).first()
-    if revision is None or not embeddings.available():
+    if revision is None or not retrieval_embeddings.available():
         return False
     pending = _pending([revision])
     if not pending:
@@ -157,7 +157,7 @@ def _with_body(revisions) -> list[PackageRevision]:
 
 def embedding_backfill(*, batch: int = BACKFILL_BATCH) -> dict[str, int]:
     """Vectors for every active package's current revision that lacks one of this model; counts."""
-    if not embeddings.available():
+    if not retrieval_embeddings.available():
         return {"embedded": 0, "skipped": 0, "unavailable": 1}
     revisions = _with_body(_current_revisions().select_related("package"))
     started = time.perf_counter()
@@ -177,11 +177,11 @@ def embedding_sweep(*, limit: int = SWEEP_LIMIT, batch: int = BACKFILL_BATCH) ->
     reached a worker (broker down: the save stands, ``embedding_request``), or every revision after
     an upgrade that changed the router's model. One query when nothing is missing; unlike
     ``embedding_backfill`` it reads only the revisions that lack a vector, not every body."""
-    if not _enabled() or not embeddings.available():
+    if not _enabled() or not retrieval_embeddings.available():
         return {"embedded": 0, "missing": 0, "unavailable": 1}
     missing = (
         _current_revisions()
-        .exclude(embedding__model_id=embeddings.MODEL_ID)
+        .exclude(embedding__model_id=retrieval_embeddings.MODEL_ID)
         .exclude(data__body="")
         .select_related("package")
         .order_by("pk")
@@ -206,6 +206,6 @@ def catalog_vectors(packages: list[Package]) -> dict[str, bytes]:
     rows = RevisionEmbedding.objects.filter(
         revision__package__in=packages,
         revision__number=F("revision__package__revision_number"),  # current revisions only, not the history
-        model_id=embeddings.MODEL_ID,
+        model_id=retrieval_embeddings.MODEL_ID,
     ).values_list("revision__package_id", "vector")
     return {by_pk[package_pk].package_id: bytes(vector) for package_pk, vector in rows}

@@ -36,7 +36,7 @@ from django.db.models import Count, Max, Sum
 from django.utils import timezone
 
 from common.cache import list_append, list_items
-from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
+from common.text import retrieval_embeddings
 from knowledge.feedback_version import feedback_version_bump
 from knowledge.models import FetchFeedback, feedback_seq_next
 
@@ -97,7 +97,7 @@ def _record(
                     row.signature = list(signature)
                 if vector:
                     row.question_vector = vector
-                    row.question_vector_model = embeddings.MODEL_ID
+                    row.question_vector_model = retrieval_embeddings.MODEL_ID
                 row.full_clean(validate_constraints=False)
                 row.save()
                 return row
@@ -224,10 +224,10 @@ def _vector(raw, model_id: str | None) -> np.ndarray | None:
     """The stored question vector when it is of the current model (vectors of two models are not comparable)."""
     if raw and model_id is None and len(raw) == LEGACY_VECTOR_BYTES:
         model_id = LEGACY_MODEL_ID  # written by a process on code before migration 0008
-    if not raw or model_id != embeddings.MODEL_ID:
+    if not raw or model_id != retrieval_embeddings.MODEL_ID:
         return None
     vector = np.frombuffer(bytes(raw), dtype="<f4")
-    return vector if vector.shape == (embeddings.DIM,) else None
+    return vector if vector.shape == (retrieval_embeddings.DIM,) else None
 
 
 def _fetch(queryset) -> tuple[dict[int, _Row], int]:

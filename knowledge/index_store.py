@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 from django.conf import settings
 
-from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
+from common.text import retrieval_embeddings
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.entries import RouterConfig
@@ -64,7 +64,7 @@ def catalog_dense(catalog, entries=None, live=None) -> DenseIndex | None:
     """The stored entry vectors for the dense signal, aligned with ``entries`` (the catalog's by default);
     dead slots of a delta (``live`` False) get none. None without any vector, or with the model off."""
     vectors = getattr(catalog, "vectors", None)
-    if not vectors or not embeddings.available():
+    if not vectors or not retrieval_embeddings.available():
         return None
     entries = catalog.entries if entries is None else entries
     return DenseIndex.from_rows(

@@ -32,7 +32,7 @@ from django.core.signals import setting_changed
 from django.dispatch import receiver
 
 from common.text import query_key
-from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
+from common.text import retrieval_embeddings
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
     feedback_weights,
@@ -136,11 +136,11 @@ def _router_config_read() -> RouterConfig:
 
 def _question_vector(text: str) -> np.ndarray | None:
     """A question part's sentence-embedding vector (cached per text), or None with the model off."""
-    if not text.strip() or not embeddings.enabled():
+    if not text.strip() or not retrieval_embeddings.enabled():
         return None
     try:
-        return embeddings.embed_query(text)
-    except embeddings.EmbeddingsUnavailable:
+        return retrieval_embeddings.embed_query(text)
+    except retrieval_embeddings.EmbeddingsUnavailable:
         return None
 
 

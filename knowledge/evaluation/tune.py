@@ -347,12 +347,12 @@ def feedback_pairs(config: RouterConfig, name: str, entries, queries) -> dict:
     fetched entry among the other's top entries, and top-entry overlap ≥ 0.6 (signature) or question
     cosine ≥ τ. A pair is right when both questions expect the same entry.
     """
-    from common.text import retrieval_embeddings as embeddings
+    from common.text import retrieval_embeddings
 
     rows = [r for r in queries if len(r["expected"]) == 1 and not r.get("context") and r.get("type") != "multi"]
     index = RouterIndex(entries, config=config, dense=dense_of(name, entries))
     ranks = [index.route(r["query"], related_feedback=lambda k, rr: {}).part_rankings[0] for r in rows]
-    vectors = embeddings.embed_queries([r["query"] for r in rows])
+    vectors = retrieval_embeddings.embed_queries([r["query"] for r in rows])
     counts = {"signature": [0, 0]} | {f"cosine {t}": [0, 0] for t in FEEDBACK_COSINES}
     for a, b in itertools.permutations(range(len(rows)), 2):
         ra, rb, fetched = ranks[a], ranks[b], rows[a]["expected"][0]

@@ -13,7 +13,7 @@ Passage vectors are computed when a revision is written (stored with it, see
 ``knowledge.embeddings``) or, for a folder of packages, in memory through an
 on-disk cache keyed by sha256(model id + text) (``EmbeddingCache``); never per
 request. Only the question is embedded per request (cached per exact text by
-the embeddings module). An entry without a vector simply lacks the signal.
+``common.text.retrieval_embeddings``). An entry without a vector simply lacks the signal.
 
 Pure module: no Django.
 """
@@ -28,7 +28,7 @@ from pathlib import Path
 
 import numpy as np
 
-from common.text import retrieval_embeddings as embeddings  # e5 + USE: the router's vectors
+from common.text import retrieval_embeddings
 
 # What an entry is embedded as: chosen on the dev splits (docs/retrieval.md, "Dense signal").
 # The whole body (1,500 chars) was worse and 3x slower: the body dilutes what the entry is about.
@@ -43,7 +43,7 @@ def passage_text(entry, body_chars: int = PASSAGE_BODY_CHARS) -> str:
     return f"{head}. {body}" if body else head
 
 
-def text_digest(text: str, model_id: str = embeddings.MODEL_ID) -> str:
+def text_digest(text: str, model_id: str = retrieval_embeddings.MODEL_ID) -> str:
     return hashlib.sha256(f"{model_id}\x00{text}".encode()).hexdigest()
 
 
@@ -56,21 +56,21 @@ class DenseIndex:
         present: np.ndarray,
         *,
         embed_query: Callable[[str], np.ndarray] | None = None,
-        model_id: str = embeddings.MODEL_ID,
+        model_id: str = retrieval_embeddings.MODEL_ID,
     ):
         self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         self.present = np.asarray(present, dtype=bool)
         self.has_any = bool(self.present.any())
         self.model_id = model_id
-        self._embed_query = embed_query or embeddings.embed_query
+        self._embed_query = embed_query or retrieval_embeddings.embed_query
 
     @classmethod
     def from_rows(cls, rows: Sequence[np.ndarray | None], **kwargs) -> DenseIndex:
         """One vector (or None) per entry, in the index's entry order."""
-        matrix = np.zeros((len(rows), embeddings.DIM), dtype=np.float32)
+        matrix = np.zeros((len(rows), retrieval_embeddings.DIM), dtype=np.float32)
         present = np.zeros(len(rows), dtype=bool)
         for i, row in enumerate(rows):
-            if row is not None and len(row) == embeddings.DIM:
+            if row is not None and len(row) == retrieval_embeddings.DIM:
                 matrix[i] = row
                 present[i] = True
         return cls(matrix, present, **kwargs)
@@ -82,7 +82,7 @@ class DenseIndex:
         """The question's vector, or None when the model cannot run (the router then goes without)."""
         try:
             return self._embed_query(text)
-        except embeddings.EmbeddingsUnavailable:
+        except retrieval_embeddings.EmbeddingsUnavailable:
             return None
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
@@ -125,7 +125,7 @@ class EmbeddingCache:
             vector = np.load(path, allow_pickle=False)
         except (OSError, ValueError):
             return None
-        return vector if vector.shape == (embeddings.DIM,) else None
+        return vector if vector.shape == (retrieval_embeddings.DIM,) else None
 
     def put(self, text: str, vector: np.ndarray) -> None:
         path = self._path(text_digest(text))
@@ -138,7 +138,7 @@ class EmbeddingCache:
 
     def passages(self, texts: Sequence[str]) -> np.ndarray:
         """(len(texts), DIM) vectors, computing (and storing) only the ones not cached yet."""
-        out = np.zeros((len(texts), embeddings.DIM), dtype=np.float32)
+        out = np.zeros((len(texts), retrieval_embeddings.DIM), dtype=np.float32)
         missing = []
         for i, text in enumerate(texts):
             cached = self.get(text)
@@ -147,7 +147,7 @@ class EmbeddingCache:
             else:
                 out[i] = cached
         if missing:
-            fresh = embeddings.embed_passages([texts[i] for i in missing])
+            fresh = retrieval_embeddings.embed_passages([texts[i] for i in missing])
             for row, i in enumerate(missing):
                 out[i] = fresh[row]
                 self.put(texts[i], fresh[row])
@@ -158,11 +158,11 @@ def folder_dense_index(
     entries: Sequence, cache: EmbeddingCache | None, *, body_chars: int | None = None, **kwargs
 ) -> DenseIndex | None:
     """A DenseIndex for in-memory entries (vectors from the cache, else computed); None when the model is off."""
-    if not entries or not embeddings.available():
+    if not entries or not retrieval_embeddings.available():
         return None
     texts = [passage_text(e, PASSAGE_BODY_CHARS if body_chars is None else body_chars) for e in entries]
     if cache is None:
-        vectors = embeddings.embed_passages(texts)
+        vectors = retrieval_embeddings.embed_passages(texts)
     else:
         vectors = cache.passages(texts)
     return DenseIndex(vectors, np.ones(len(entries), dtype=bool), **kwargs)

@@ -91,10 +91,12 @@ def test_accepted_search_terms_and_a_late_vector_reach_the_catalog_without_readi
     assert not _body_reads(captured.captured_queries)
     _same_as_a_full_load(reloaded)
 
-    from common.text import retrieval_embeddings as embeddings
+    from common.text import retrieval_embeddings
 
     vector = np.arange(4, dtype="<f4").tobytes()
-    RevisionEmbedding.objects.create(revision=revision, model_id=embeddings.MODEL_ID, text_digest="x", vector=vector)
+    RevisionEmbedding.objects.create(
+        revision=revision, model_id=retrieval_embeddings.MODEL_ID, text_digest="x", vector=vector
+    )
     _bump_version(_lock_catalog())
     with CaptureQueriesContext(connection) as captured:
         reloaded = get_active_catalog()

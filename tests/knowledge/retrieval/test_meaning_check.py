@@ -10,7 +10,7 @@ from dataclasses import replace
 import numpy as np
 import pytest
 
-from common.text import retrieval_embeddings as embeddings  # the router's vectors (e5 + USE)
+from common.text import retrieval_embeddings
 from knowledge.evaluation.tune import CATALOGS, dense_of
 from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval import Entry, RouterConfig, RouterIndex
@@ -20,7 +20,7 @@ VETO_OFF = replace(RouterConfig(), dense_veto_lift=9.0)
 
 
 def _unit(*values):
-    v = np.zeros(embeddings.DIM, dtype=np.float32)
+    v = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
     v[: len(values)] = values
     return v / np.linalg.norm(v)
 
@@ -84,7 +84,7 @@ def test_the_covered_gate_embeds_a_strong_match_that_holds_little_of_the_questio
     assert len(calls) == 1  # the old gate skipped it: nothing checked the lexical match
 
 
-@pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding models are required")
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
 def test_an_out_of_domain_question_matching_common_words_gets_nothing_in_full():
     # A hospital dev-split question: BM25 matches "day", "hospital", "cost" in the after-care entry.
     entries = load_package_folder(CATALOGS / "hospital" / "packages")

@@ -8,12 +8,14 @@ from dataclasses import replace
 
 import pytest
 
-from common.text import retrieval_embeddings as embeddings  # the router's vectors (e5 + USE)
+from common.text import retrieval_embeddings
 from knowledge.evaluation.tune import CATALOGS, dense_of
 from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval import RouterConfig, RouterIndex
 
-pytestmark = pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding models are required")
+pytestmark = pytest.mark.skipif(
+    not retrieval_embeddings.available(), reason="the bundled embedding models are required"
+)
 
 QUESTION = "When is the December graduation ceremony, and how long after it is the diploma issued?"
 

@@ -1,4 +1,4 @@
-"""Stored passage vectors (knowledge/embeddings.py) and question vectors in fetch feedback, through the database."""
+"""Stored passage vectors (knowledge/retrieval_embeddings.py) and question vectors in fetch feedback, through the database."""
 
 import numpy as np
 import pytest
@@ -6,7 +6,7 @@ from django.core.management import call_command
 from django.utils import timezone
 
 from common.text import embeddings as e5
-from common.text import retrieval_embeddings as embeddings  # the router's vectors (e5 + USE)
+from common.text import retrieval_embeddings
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import clear_feedback_snapshot
 from knowledge.models import FetchFeedback, RevisionEmbedding
@@ -15,7 +15,7 @@ from knowledge.selectors import catalog_version_get
 
 from .conftest import find
 
-pytestmark = pytest.mark.skipif(not embeddings.available(), reason="the bundled embedding model is required")
+pytestmark = pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding model is required")
 
 
 def _embed_catalog(capsys=None) -> str:
@@ -37,9 +37,9 @@ def test_a_saved_package_gets_its_vector_and_the_router_uses_it(
             body="A empresa reembolsa até R$ 150 por mês de academia e oferece sessões com psicólogo.",
         )
     stored = RevisionEmbedding.objects.get(revision__package=package)
-    assert stored.model_id == embeddings.MODEL_ID
+    assert stored.model_id == retrieval_embeddings.MODEL_ID
     vector = np.frombuffer(bytes(stored.vector), dtype="<f4")
-    assert vector.shape == (embeddings.DIM,) and abs(float(np.linalg.norm(vector)) - 1) < 1e-3
+    assert vector.shape == (retrieval_embeddings.DIM,) and abs(float(np.linalg.norm(vector)) - 1) < 1e-3
     assert catalog_version_get() > version  # every process rebuilds with the vector
     result = route_context(message="Does the company pay for my workouts?", use_cache=False)
     note = next(n for n in find(result, "GYM_BENEFIT").why if n["signal"] == "dense")
@@ -143,10 +143,10 @@ def engine(monkeypatch):
     counting = _CountingEngine(e5._model())  # e5's engine: every router vector has an e5 half
     monkeypatch.setitem(e5._state, "model", counting)
     monkeypatch.setattr(e5, "_QUERY_CACHE_SIZE", 0)  # no cache: every embedding is an engine call
-    monkeypatch.setattr(embeddings, "_QUERY_CACHE_SIZE", 0)
-    embeddings.clear_cache()
+    monkeypatch.setattr(retrieval_embeddings, "_QUERY_CACHE_SIZE", 0)
+    retrieval_embeddings.clear_cache()
     yield counting
-    embeddings.clear_cache()
+    retrieval_embeddings.clear_cache()
 
 
 def test_the_carry_over_uses_the_vector_the_router_already_has(
@@ -178,8 +178,8 @@ def test_a_lexically_answered_question_is_not_embedded_for_a_row_its_ranking_alr
         package_id=ranking[1],
         weight=1.0,
         signature=ranking,
-        question_vector=np.ones(embeddings.DIM, dtype="<f4").tobytes(),
-        question_vector_model=embeddings.MODEL_ID,
+        question_vector=np.ones(retrieval_embeddings.DIM, dtype="<f4").tobytes(),
+        question_vector_model=retrieval_embeddings.MODEL_ID,
         last_fetched_at=timezone.now(),
         seq=1,
     )
@@ -213,8 +213,8 @@ def test_the_sweep_embeds_what_a_lost_task_or_a_model_upgrade_left_without_a_vec
     RevisionEmbedding.objects.filter(pk=other.pk).update(model_id="another-model@1")
     result = tasks.embedding_sweep_run.apply().get()  # the task beat runs
     assert result == {"embedded": 2, "missing": 2, "unavailable": 0}
-    assert RevisionEmbedding.objects.get(revision__package=lost).model_id == embeddings.MODEL_ID
-    assert RevisionEmbedding.objects.get(revision=other.revision).model_id == embeddings.MODEL_ID
+    assert RevisionEmbedding.objects.get(revision__package=lost).model_id == retrieval_embeddings.MODEL_ID
+    assert RevisionEmbedding.objects.get(revision=other.revision).model_id == retrieval_embeddings.MODEL_ID
     assert embedding_sweep()["embedded"] == 0  # idempotent
 
 

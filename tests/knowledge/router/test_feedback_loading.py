@@ -9,7 +9,7 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from common.text import embeddings as e5
-from common.text import retrieval_embeddings as embeddings  # the router's vectors (e5 + USE)
+from common.text import retrieval_embeddings
 from knowledge import feedback
 from knowledge.feedback import fetch_feedback_rows_record, related_feedback_weights
 from knowledge.models import FeedbackState, FetchFeedback
@@ -77,8 +77,20 @@ def test_change_numbers_follow_the_writes(django_capture_on_commit_callbacks):
 
 
 def _unit(seed: int) -> np.ndarray:
-    v = np.random.default_rng(seed).standard_normal(embeddings.DIM).astype("<f4")
+    v = np.random.default_rng(seed).standard_normal(retrieval_embeddings.DIM).astype("<f4")
     return v / np.linalg.norm(v)
+
+
+def _sanger_delivery_weights(version: int, vector: np.ndarray) -> dict:
+    """Feedback weights for a question whose ranking overlaps the stored row's signature 1/9 (below
+    the threshold): only the question vectors can relate the two."""
+    return related_feedback_weights(
+        key="prazo sequenc sanger",
+        ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
+        tenant_id=None,
+        version=version,
+        vector=vector,
+    )
 
 
 def test_only_question_vectors_of_the_current_model_are_compared(django_capture_on_commit_callbacks):
@@ -90,28 +102,18 @@ def test_only_question_vectors_of_the_current_model_are_compared(django_capture_
         vectors={"temp lev sequenc sanger": vector.tobytes()},
         package_id="DELIVERY_TIMELINES",
     )
-    assert row.question_vector_model == embeddings.MODEL_ID
+    assert row.question_vector_model == retrieval_embeddings.MODEL_ID
 
-    def weights(version):
-        # signature overlap 1/9 (below the threshold): only the vector can relate the two questions
-        return related_feedback_weights(
-            key="prazo sequenc sanger",
-            ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
-            tenant_id=None,
-            version=version,
-            vector=vector,
-        )
-
-    assert weights(1) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+    assert _sanger_delivery_weights(1, vector) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
     FetchFeedback.objects.filter(pk=row.pk).update(question_vector_model="another-model@1")
     with django_capture_on_commit_callbacks(execute=True):
         feedback.feedback_rows_deleted()  # any bump: the next read sees the table
     feedback.clear_feedback_snapshot()
-    assert weights(2) == {}
+    assert _sanger_delivery_weights(2, vector) == {}
     # unlabelled and not of the one model code before migration 0008 stored (its size): ignored
     FetchFeedback.objects.filter(pk=row.pk).update(question_vector_model=None, question_vector=vector[:100].tobytes())
     feedback.clear_feedback_snapshot()
-    assert weights(3) == {}
+    assert _sanger_delivery_weights(3, vector) == {}
 
 
 def test_a_question_is_embedded_for_a_row_only_when_its_vector_alone_can_promote(monkeypatch):
@@ -123,7 +125,7 @@ def test_a_question_is_embedded_for_a_row_only_when_its_vector_alone_can_promote
 
     now = timezone.now()
     base = dict(package_id="DELIVERY_TIMELINES", weight=1.0, question_vector=_unit(2).tobytes())
-    base["question_vector_model"] = embeddings.MODEL_ID
+    base["question_vector_model"] = retrieval_embeddings.MODEL_ID
     ranking = ["DELIVERY_TIMELINES", "A", "B", "C", "D"]
     # related by its signature (overlap 1.0): no embedding needed, it counts by the overlap
     FetchFeedback.objects.create(query_key="a b", signature=ranking, last_fetched_at=now, seq=1, **base)
@@ -213,7 +215,7 @@ def test_a_row_updated_by_old_code_is_seen_though_its_change_number_stays(django
 def test_an_unlabelled_vector_from_old_code_counts_as_the_old_model(monkeypatch):
     # Old code stored e5's vectors; the router's are now e5 + USE, so such a row relates no question
     # by its vector (its own wording and signature still count) ...
-    assert feedback.LEGACY_MODEL_ID == e5.MODEL_ID != embeddings.MODEL_ID
+    assert feedback.LEGACY_MODEL_ID == e5.MODEL_ID != retrieval_embeddings.MODEL_ID
     vector = np.random.default_rng(1).standard_normal(e5.DIM).astype("<f4")
     vector /= np.linalg.norm(vector)
     _old_code_insert(
@@ -223,21 +225,12 @@ def test_an_unlabelled_vector_from_old_code_counts_as_the_old_model(monkeypatch)
         question_vector=vector.tobytes(),
     )
 
-    def weights(version):
-        return related_feedback_weights(
-            key="prazo sequenc sanger",
-            ranking=["DELIVERY_TIMELINES", "Y1", "Y2", "Y3", "Y4"],
-            tenant_id=None,
-            version=version,
-            vector=vector,
-        )
-
-    assert weights(1) == {}
+    assert _sanger_delivery_weights(1, vector) == {}
     # ... and it is read as e5's: were e5 the router's model, it would relate the question
-    monkeypatch.setattr(feedback.embeddings, "MODEL_ID", e5.MODEL_ID)
-    monkeypatch.setattr(feedback.embeddings, "DIM", e5.DIM)
+    monkeypatch.setattr(feedback.retrieval_embeddings, "MODEL_ID", e5.MODEL_ID)
+    monkeypatch.setattr(feedback.retrieval_embeddings, "DIM", e5.DIM)
     feedback.clear_feedback_snapshot()
-    assert weights(2) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
+    assert _sanger_delivery_weights(2, vector) == {"DELIVERY_TIMELINES": pytest.approx(1.0, abs=1e-3)}
 
 
 def _version() -> int:
