@@ -63,8 +63,9 @@ class Catalog:
     entries: tuple[PackageEntry, ...]
     # Curators' synonym sets, applied to questions by the router.
     synonyms: tuple[tuple[str, ...], ...] = ()
-    # package_id → stored passage vector of its current revision (float32 bytes; knowledge/retrieval_embeddings.py).
-    vectors: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    # package_id → stored passage vector of its current revision (float32 bytes, or an equal byte view
+    # into the router's dense matrix once it holds them: ``hold_vectors``; common/text/retrieval_embeddings.py).
+    vectors: dict[str, bytes | memoryview] = field(default_factory=dict, repr=False, compare=False)
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
     # What an incremental reload compares against (``_reload``); None for a catalog built otherwise.
     _state: "_LoadState | None" = field(default=None, repr=False, compare=False)
@@ -88,6 +89,16 @@ class Catalog:
 
     def __len__(self) -> int:
         return len(self.entries)
+
+    def hold_vectors(self, rows: dict[str, memoryview]) -> None:
+        """Keep ``rows`` (equal byte views into a dense index's matrix) as these packages' vectors.
+
+        The router's dense index holds every vector already (a shared mapping, or one matrix in
+        this process); the catalog then keeps views into it instead of a second copy. The dict is
+        replaced whole (one reference assignment): a reader sees the old one or the new one."""
+        held = dict(self.vectors)
+        held.update((pid, row) for pid, row in rows.items() if pid in held)
+        object.__setattr__(self, "vectors", held)
 
     @property
     def ids(self) -> list[str]:

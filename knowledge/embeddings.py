@@ -200,12 +200,36 @@ def embedding_sweep(*, limit: int = SWEEP_LIMIT, batch: int = BACKFILL_BATCH) ->
     return {"embedded": embedded, "missing": len(revisions), "unavailable": 0}
 
 
-def catalog_vectors(packages: list[Package]) -> dict[str, bytes]:
-    """package_id → stored vector of its current revision (this model's only)."""
+def catalog_vectors(packages: list[Package]) -> dict[str, memoryview]:
+    """package_id → stored vector of its current revision (this model's only), as a byte view (format
+    'B', equal to the stored bytes) into one matrix of this load.
+
+    One allocation for all of them, not one bytes object per package: once the router's dense index
+    holds the vectors, the catalog swaps these views for views into its matrix (``Catalog.hold_vectors``)
+    and this matrix is returned to the system whole (100,000 small objects would stay in the heap)."""
     by_pk = {p.pk: p for p in packages}
-    rows = RevisionEmbedding.objects.filter(
-        revision__package__in=packages,
-        revision__number=F("revision__package__revision_number"),  # current revisions only, not the history
-        model_id=retrieval_embeddings.MODEL_ID,
-    ).values_list("revision__package_id", "vector")
-    return {by_pk[package_pk].package_id: bytes(vector) for package_pk, vector in rows}
+    rows = (
+        RevisionEmbedding.objects.filter(
+            revision__package__in=packages,
+            revision__number=F("revision__package__revision_number"),  # current revisions only, not the history
+            model_id=retrieval_embeddings.MODEL_ID,
+        )
+        .values_list("revision__package_id", "vector")
+        .iterator(chunk_size=2000)
+    )
+    width = retrieval_embeddings.DIM * 4
+    matrix = np.zeros((len(by_pk), width), dtype=np.uint8)
+    filled: dict[str, int] = {}
+    other: dict[str, bytes] = {}  # another size than the model's (never ranked): kept as they were
+    for package_pk, vector in rows:
+        package_id = by_pk[package_pk].package_id
+        if len(vector) == width and package_id not in other:
+            matrix[filled.setdefault(package_id, len(filled))] = np.frombuffer(vector, dtype=np.uint8)
+        elif package_id not in filled:
+            other[package_id] = bytes(vector)
+    if not filled:
+        return other
+    if len(filled) < len(matrix) // 2:
+        matrix = matrix[: len(filled)].copy()  # most packages without one: do not keep the empty rows
+    data = memoryview(matrix).cast("B")
+    return {**other, **{pid: data[i * width : (i + 1) * width] for pid, i in filled.items()}}

@@ -13,7 +13,10 @@ version or settings change); this module decides *how*:
 - `delta_index`: a catalog that differs from the current index's base by at
   most ``KNOWLEDGE_INDEX_DELTA_MAX`` entries is served by the base plus a
   delta (``knowledge.retrieval.delta``), built in milliseconds; the full
-  build of the new content (*compaction*) then runs in the background.
+  build of the new content (*compaction*) then runs in the background;
+- `catalog_dense`: the dense signal's entry vectors, mapped from one shared
+  file per content (``knowledge.retrieval.dense_segment``), overlaid by a
+  delta's edits, and held by the catalog as views instead of a second copy.
 """
 
 from __future__ import annotations
@@ -31,6 +34,7 @@ from django.conf import settings
 from common.text import retrieval_embeddings
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
+from knowledge.retrieval.dense_segment import DenseSegmentError, dense_segment
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import EntriesDigest, RouterIndex, entries_digest
 from knowledge.retrieval import segments
@@ -60,19 +64,52 @@ def _with_synonyms(config: RouterConfig, synonyms) -> RouterConfig:
     return replace(config, synonyms=synonyms) if synonyms else config
 
 
-def catalog_dense(catalog, entries=None, live=None) -> DenseIndex | None:
+def catalog_dense(catalog, entries=None, live=None, base: DenseIndex | None = None) -> DenseIndex | None:
     """The stored entry vectors for the dense signal, aligned with ``entries`` (the catalog's by default);
-    dead slots of a delta (``live`` False) get none. None without any vector, or with the model off."""
+    dead slots of a delta (``live`` False) get none. None without any vector, or with the model off.
+
+    With ``base`` (the dense index of a delta's base), the base's matrix is kept and only the slots
+    whose vector differs are overlaid (``DenseIndex.overlay_over``). Otherwise the matrix is the
+    shared mapped file of these vectors (``dense_segment``) when an index directory is set, else built
+    in memory. Either way the catalog then keeps views into the index's rows as its vectors
+    (``Catalog.hold_vectors``): one copy per process, or none beyond the shared pages.
+    """
     vectors = getattr(catalog, "vectors", None)
     if not vectors or not retrieval_embeddings.available():
         return None
     entries = catalog.entries if entries is None else entries
+    ids = [e.package_id for e in entries]
+    if base is not None and live is not None:
+        dense = base.overlay_over(vectors, ids, live)
+    else:
+        dense = _dense_build(catalog, ids, vectors, live)
+    if hasattr(catalog, "hold_vectors"):
+        overlaid = set(dense.overlay_slots.tolist())
+        rows = dense.base_rows()
+        catalog.hold_vectors(
+            {pid: rows[i] for i, pid in enumerate(ids[: len(rows)]) if dense.present[i] and i not in overlaid}
+        )
+    return dense
+
+
+def _dense_build(catalog, ids: list[str], vectors, live) -> DenseIndex:
+    directory = index_dir()
+    if directory is not None and live is None:
+        try:
+            return dense_segment(
+                directory,
+                ids,
+                vectors,
+                model_id=retrieval_embeddings.MODEL_ID,
+                dim=retrieval_embeddings.DIM,
+                keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)),
+            )
+        except (OSError, DenseSegmentError) as exc:  # as for the BM25 segment: this process keeps its own copy
+            logger.warning("router_vectors_unavailable version=%s error=%s", catalog.version, type(exc).__name__)
     return DenseIndex.from_rows(
         [
-            np.frombuffer(vectors[e.package_id], dtype="<f4")
-            if e.package_id in vectors and (live is None or live[i])
-            else None
-            for i, e in enumerate(entries)
+            np.frombuffer(vectors[pid], dtype="<f4") if pid in vectors and (live is None or live[i]) else None
+            for i, pid in enumerate(ids)
         ]
     )
 
@@ -192,7 +229,9 @@ def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIn
     index = index_with_edits(current, catalog.entries, version=catalog.version, max_changes=limit)
     if index is not None:
         if current.dense is not None or getattr(catalog, "vectors", None):
-            index.attach_dense(catalog_dense(catalog, index.entries, index.bm25.live))
+            # Over the base's matrix (shared, or this process's): the edit's vectors are overlaid.
+            base_dense = base.dense if base.dense is not None and len(base.dense) == len(base.entries) else None
+            index.attach_dense(catalog_dense(catalog, index.entries, index.bm25.live, base=base_dense))
         logger.info(
             "router_delta_applied version=%s changed=%d live=%d ms=%.1f",
             catalog.version,

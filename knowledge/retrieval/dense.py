@@ -5,9 +5,10 @@ resultado?" shares no word with "Prazos de entrega"), a chat-style typo, or a
 question in another language; multilingual sentence embeddings
 (``common.text.retrieval_embeddings``: multilingual-e5-small joined with
 USE-multilingual v3) place them near the entry they mean. This module holds
-an (entries × 896) float32 matrix aligned
-with the index's entries and ranks entries by cosine; the ranking is fused by
-the router's weighted RRF like every other signal (``signals._dense_signal``).
+an (entries × 896) float32 matrix aligned with the index's entries (a shared
+mapped file with an index directory, ``dense_segment``; a delta overlays its
+edits on it) and ranks entries by cosine; the ranking is fused by the router's
+weighted RRF like every other signal (``signals._dense_signal``).
 
 Passage vectors are computed when a revision is written (stored with it, see
 ``knowledge.embeddings``) or, for a folder of packages, in memory through an
@@ -23,7 +24,7 @@ from __future__ import annotations
 import hashlib
 import os
 import tempfile
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -48,21 +49,39 @@ def text_digest(text: str, model_id: str = retrieval_embeddings.MODEL_ID) -> str
 
 
 class DenseIndex:
-    """Unit vectors of a catalog's entries (rows of entries without one are zero and never ranked)."""
+    """Unit vectors of a catalog's entries (rows of entries without one are zero and never ranked).
+
+    ``vectors`` may be a read-only mapping of a shared file (``dense_segment``): every process then
+    reads one copy in the page cache. A delta's index keeps its base's matrix and *overlays* the
+    few slots an edit changed (``overlay_slots``, their rows ``overlay``), entries appended after the
+    base's included, so an edit never copies the matrix.
+    """
 
     def __init__(
         self,
         vectors: np.ndarray,
         present: np.ndarray,
         *,
+        overlay_slots: np.ndarray | None = None,
+        overlay: np.ndarray | None = None,
         embed_query: Callable[[str], np.ndarray] | None = None,
         model_id: str = retrieval_embeddings.MODEL_ID,
     ):
         self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         self.present = np.asarray(present, dtype=bool)
+        if len(self.present) < len(self.matrix):
+            raise ValueError("fewer presence flags than base rows")
+        self.overlay_slots = np.asarray(overlay_slots if overlay_slots is not None else (), dtype=np.int64)
+        self.overlay = np.ascontiguousarray(
+            overlay if overlay is not None else np.zeros((0, self.matrix.shape[1]), dtype=np.float32),
+            dtype=np.float32,
+        )
+        if len(self.overlay) != len(self.overlay_slots):
+            raise ValueError("one overlay row per overlay slot")
         self.has_any = bool(self.present.any())
         self.model_id = model_id
         self._embed_query = embed_query or retrieval_embeddings.embed_query
+        self._rows: list[memoryview] | None = None
 
     @classmethod
     def from_rows(cls, rows: Sequence[np.ndarray | None], **kwargs) -> DenseIndex:
@@ -78,6 +97,31 @@ class DenseIndex:
     def __len__(self) -> int:
         return len(self.present)
 
+    def vector(self, slot: int) -> np.ndarray:
+        """The vector the index ranks entry ``slot`` by (an overlay row, else the base's)."""
+        found = np.flatnonzero(self.overlay_slots == slot)
+        if len(found):
+            return self.overlay[found[-1]]
+        if slot < len(self.matrix):
+            return self.matrix[slot]
+        return np.zeros(self.matrix.shape[1], dtype=np.float32)
+
+    def base_rows(self) -> list[memoryview]:
+        """The base matrix's rows as byte views (``memoryview``, format 'B': equal to the row's bytes).
+
+        What a catalog keeps as its vectors once this index holds them (``index_store``): one copy of
+        each vector per process (none when the matrix is a shared mapping), and a delta recognises an
+        unchanged vector by identity (``overlay_over``).
+        """
+        if self._rows is None:
+            if not self.matrix.size:
+                self._rows = [memoryview(b"")] * len(self.matrix)
+                return self._rows
+            data = memoryview(self.matrix).cast("B")
+            width = self.matrix.shape[1] * self.matrix.itemsize
+            self._rows = [data[i * width : (i + 1) * width] for i in range(len(self.matrix))]
+        return self._rows
+
     def query_vector(self, text: str) -> np.ndarray | None:
         """The question's vector, or None when the model cannot run (the router then goes without)."""
         try:
@@ -87,7 +131,15 @@ class DenseIndex:
 
     def similarities(self, vector: np.ndarray) -> np.ndarray:
         """Cosine of every entry with the question (−1 for entries without a vector)."""
-        sims = self.matrix @ np.asarray(vector, dtype=np.float32)
+        vector = np.asarray(vector, dtype=np.float32)
+        base = self.matrix @ vector
+        if len(self.present) == len(base):
+            sims = base
+        else:
+            sims = np.full(len(self.present), -1.0, dtype=np.float32)
+            sims[: len(base)] = base
+        if len(self.overlay_slots):
+            sims[self.overlay_slots] = self.overlay @ vector
         sims[~self.present] = -1.0
         return sims
 
@@ -104,6 +156,40 @@ class DenseIndex:
             cut = np.arange(len(sims))
         order = cut[np.lexsort((cut, -sims[cut]))]
         return [(int(i), float(sims[i])) for i in order if self.present[i]], mean
+
+    def overlay_over(self, vectors: Mapping[str, object], package_ids: Sequence[str], live: Sequence[bool]):
+        """This (base) index's matrix under the vectors of an edited catalog: its slots' package IDs
+        (``package_ids``, the base's slots first, then the appended ones) and which slots are live.
+
+        A slot keeps the base's row when the catalog still holds that very row (``base_rows``, by
+        identity) or an equal one; any other vector becomes an overlay row. Returns a new DenseIndex.
+        """
+        rows = self.base_rows()
+        n_base = len(self.matrix)
+        present = np.zeros(len(package_ids), dtype=bool)
+        slots, overlay = [], []
+        for slot, pid in enumerate(package_ids):
+            held = vectors.get(pid) if live[slot] else None
+            if held is None:
+                continue
+            if slot < n_base and self.present[slot]:
+                if held is rows[slot] or held == rows[slot]:
+                    present[slot] = True
+                    continue
+            vector = np.frombuffer(held, dtype="<f4")
+            if len(vector) != self.matrix.shape[1]:
+                continue
+            present[slot] = True
+            slots.append(slot)
+            overlay.append(vector)
+        return DenseIndex(
+            self.matrix,
+            present,
+            overlay_slots=np.asarray(slots, dtype=np.int64),
+            overlay=np.asarray(overlay, dtype=np.float32).reshape(len(slots), self.matrix.shape[1]),
+            embed_query=self._embed_query,
+            model_id=self.model_id,
+        )
 
 
 class EmbeddingCache:

@@ -18,7 +18,7 @@ from django.db import connection
 from knowledge import index_store
 from knowledge.catalog import get_active_catalog
 from knowledge.models import Package
-from knowledge.retrieval import segments
+from knowledge.retrieval import dense_segment, segments
 from knowledge.retrieval.index import RouterIndex, entries_digest
 from knowledge.retrieval.segment_build import segment_build
 from knowledge.retrieval.segments import is_mapped, segment_lock, segment_write
@@ -34,7 +34,8 @@ def _edit_body(package_id: str, body: str):
 
 
 def _segments(directory: Path) -> list[str]:
-    return sorted(p.name for p in directory.iterdir() if p.is_dir() and not p.name.startswith("."))
+    """The BM25 segments (the entry vectors' segments live apart, under ``vectors/``)."""
+    return sorted(p.name for p in directory.iterdir() if (p / "meta.json").is_file())
 
 
 def _ranked(index, question="Qual o prazo do Sanger?"):
@@ -148,14 +149,22 @@ for line in sys.stdin:
     index = index_holder.current
     base = index.delta_base or index
     body = next((d.body for d in result.full if d.id == "DELIVERY_TIMELINES"), None)
+    dense = {}
+    if index.dense is not None:
+        from knowledge.catalog import get_active_catalog
+        from knowledge.retrieval.dense_segment import mapped_file
+        from knowledge.retrieval.segments import is_mapped
+        held = get_active_catalog().vectors
+        dense = {"file": mapped_file(index.dense), "overlay": index.dense.overlay_slots.tolist(),
+                 "base_file": mapped_file(base.dense), "slot": index.position["DELIVERY_TIMELINES"],
+                 "views": sum(isinstance(v, memoryview) and is_mapped(v.obj) for v in held.values()),
+                 "held": len(held)}
     print(json.dumps({"version": result.catalog_version, "body": body, "delta": index.delta_base is not None,
-                      "segment": str(base.bm25.segment_file)}), flush=True)
+                      "segment": str(base.bm25.segment_file), "dense": dense}), flush=True)
 """
 
 
-@pytest.mark.django_db(transaction=True)
-def test_two_processes_map_one_segment_and_both_see_an_edit_through_the_delta(tmp_path):
-    catalog_sync_bundled()
+def _workers(tmp_path, n=2):
     db = connection.settings_dict
     env = {
         **os.environ,
@@ -165,28 +174,59 @@ def test_two_processes_map_one_segment_and_both_see_an_edit_through_the_delta(tm
         "PYTHONPATH": str(ROOT),
         "LOG_LEVEL": "WARNING",
     }
-    workers = [
+    return [
         subprocess.Popen(
             [sys.executable, "-c", WORKER], cwd=ROOT, env=env, stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
         )
-        for _ in range(2)
+        for _ in range(n)
     ]
+
+
+def _ask(worker, question="Qual o prazo do Sanger?"):
+    worker.stdin.write(question + "\n")
+    worker.stdin.flush()
+    return json.loads(worker.stdout.readline())
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_processes_map_one_segment_and_both_see_an_edit_through_the_delta(tmp_path):
+    catalog_sync_bundled()
+    workers = _workers(tmp_path)
     try:
-
-        def ask(worker):
-            worker.stdin.write("Qual o prazo do Sanger?\n")
-            worker.stdin.flush()
-            return json.loads(worker.stdout.readline())
-
-        before = [ask(w) for w in workers]
+        before = [_ask(w) for w in workers]
         assert before[0]["segment"] == before[1]["segment"]  # one file, mapped by both
         assert len(_segments(tmp_path / "index")) == 1
         _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger editado e visto pelos dois processos.")
-        after = [ask(w) for w in workers]
+        after = [_ask(w) for w in workers]
         for seen in after:
             assert seen["version"] == before[0]["version"] + 1 and seen["delta"] is True
             assert seen["body"] == "Prazo do Sanger editado e visto pelos dois processos."
             assert seen["segment"] == before[0]["segment"]
+    finally:
+        for worker in workers:
+            worker.stdin.close()
+            worker.wait(10)
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_processes_map_one_vectors_file_and_both_overlay_an_edited_vector(tmp_path, settings):
+    catalog_sync_bundled()
+    call_command("embed_packages", stdout=StringIO())
+    workers = _workers(tmp_path)
+    try:
+        before = [_ask(w)["dense"] for w in workers]
+        assert before[0]["file"] and before[0]["file"] == before[1]["file"]  # one file, mapped by both
+        for seen in before:  # the catalog holds views into that mapping, no bytes of its own
+            assert seen["overlay"] == [] and seen["held"] == 15 and seen["views"] == 15
+        settings.KNOWLEDGE_EMBED_ON_SAVE = True  # the edit's vector is computed on commit (eager here)
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger editado: o resultado sai em dois dias úteis.")
+        after = [_ask(w) for w in workers]
+        for seen in after:
+            assert seen["delta"] is True and seen["body"].startswith("Prazo do Sanger editado")
+            dense = seen["dense"]
+            assert dense["file"] == dense["base_file"] == before[0]["file"]  # the base's mapping, kept
+            assert dense["overlay"] == [dense["slot"]]  # the one edited vector
+            assert dense["views"] == 14  # every vector but the edited one still a view of the file
     finally:
         for worker in workers:
             worker.stdin.close()
@@ -294,14 +334,19 @@ def test_without_an_index_directory_the_task_does_nothing(catalog, settings):
     assert router_index_build.delay().get()["status"] == "disabled"
 
 
-def test_a_delta_carries_the_edited_catalogs_entry_vectors(catalog, settings, django_capture_on_commit_callbacks):
+@pytest.mark.parametrize("mapped", [False, True], ids=["in-memory", "shared"])
+def test_a_delta_carries_the_edited_catalogs_entry_vectors(
+    catalog, settings, tmp_path, django_capture_on_commit_callbacks, mapped
+):
     # The dense signal's vectors are aligned with the index's entries: a delta (whose slots are the
     # base's, new entries appended) gets the edited revision's vector, and routes like a fresh build.
+    # It overlays that one vector on the base's matrix (shared or not), never copies the matrix.
     settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    settings.KNOWLEDGE_INDEX_DIR = tmp_path / "index" if mapped else None
     call_command("embed_packages", stdout=StringIO())
     holder = RouterIndexHolder()
     base, _ = holder.get()
-    assert base.dense is not None
+    assert base.dense is not None and is_mapped(base.dense.matrix) is mapped
     new_body = "Se pagar a taxa de urgência, o resultado sai em dois dias. Ver [[PRICING_RULES]]."
     with django_capture_on_commit_callbacks(execute=True):
         _edit_body("DELIVERY_TIMELINES", new_body)
@@ -309,12 +354,62 @@ def test_a_delta_carries_the_edited_catalogs_entry_vectors(catalog, settings, dj
     catalog_now = get_active_catalog()
     assert merged.delta_base is base and merged.dense is not None
     slot = merged.position["DELIVERY_TIMELINES"]
+    assert merged.dense.matrix is base.dense.matrix and merged.dense.overlay_slots.tolist() == [slot]
     stored = np.frombuffer(catalog_now.vectors["DELIVERY_TIMELINES"], dtype="<f4")
-    assert np.array_equal(merged.dense.matrix[slot], stored)
-    assert not np.array_equal(base.dense.matrix[slot], stored)  # the edit's text, not the base's
+    assert np.array_equal(merged.dense.vector(slot), stored)
+    assert not np.array_equal(base.dense.vector(slot), stored)  # the edit's text, not the base's
+    settings.KNOWLEDGE_INDEX_DIR = None  # the fresh build's own matrix, in memory
     fresh = RouterIndex(catalog_now.entries, config=merged.config, dense=index_store.catalog_dense(catalog_now))
+    # The overlaid row's cosine is one small product, not a row of the whole matrix's: it may differ
+    # from the fresh build's in the last bit of float32 (docs/retrieval.md, "Shared entry vectors").
+    assert np.allclose(fresh.dense.similarities(stored), merged.dense.similarities(stored), rtol=0, atol=1e-6)
     for question in ("Se eu pagar a mais, em quantos dias sai o resultado?", "How fast can I get my results?"):
         assert _ranked(merged, question) == _ranked(fresh, question)
+
+
+def test_entry_vectors_are_mapped_from_one_file_and_the_catalog_keeps_no_copy(catalog, shared):
+    # Each process used to hold every vector twice (the catalog's bytes and the dense matrix). Now
+    # the first process writes them into one file named by their content; every process maps it,
+    # and the catalog keeps views into that mapping instead of its own bytes.
+    call_command("embed_packages", stdout=StringIO())
+    first, _ = RouterIndexHolder().get()
+    assert is_mapped(first.dense.matrix)
+    vector_segments = _segments(shared / "vectors")
+    assert len(vector_segments) == 1
+    held = get_active_catalog().vectors
+    assert held and all(isinstance(v, memoryview) and is_mapped(v.obj) for v in held.values())
+    second, _ = RouterIndexHolder().get()  # another process: the same file, not a second write
+    assert second.dense is not first.dense and is_mapped(second.dense.matrix)
+    assert _segments(shared / "vectors") == vector_segments
+    assert dense_segment.mapped_file(second.dense) == dense_segment.mapped_file(first.dense)
+    for question in ("Se eu pagar a mais, em quantos dias sai o resultado?", "How fast can I get my results?"):
+        assert _ranked(first, question) == _ranked(second, question)
+
+
+def test_new_vectors_name_a_new_file_and_old_ones_are_collected(catalog, shared, settings):
+    settings.KNOWLEDGE_INDEX_KEEP = 1
+    call_command("embed_packages", stdout=StringIO())
+    holder = RouterIndexHolder()
+    holder.get()
+    before = _segments(shared / "vectors")
+    _edit_body("PRICING_RULES", "Tabela de preços revista.")
+    call_command("embed_packages", stdout=StringIO())  # the new revision's vector
+    holder.rebuild()
+    after = _segments(shared / "vectors")
+    assert len(after) == 1 and after != before
+
+
+def test_an_unusable_vectors_file_is_written_anew(catalog, shared):
+    call_command("embed_packages", stdout=StringIO())
+    RouterIndexHolder().get()
+    (name,) = _segments(shared / "vectors")
+    matrix = shared / "vectors" / name / "matrix.npy"
+    data = matrix.read_bytes()
+    matrix.unlink()  # a new file: the running "process" still maps the old one (never changed in place)
+    matrix.write_bytes(data[:100])  # truncated
+    index, _ = RouterIndexHolder().get()
+    assert is_mapped(index.dense.matrix) and index.dense.has_any
+    assert _segments(shared / "vectors") == [name] and matrix.stat().st_size > 100
 
 
 def test_an_unreadable_segment_is_written_anew(catalog, shared):

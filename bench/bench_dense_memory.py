@@ -1,0 +1,141 @@
+"""Entry vectors per process: what the dense signal's vectors cost each web or worker process.
+
+Synthetic catalogs (10k and 100k entries, random unit vectors of the router's dimension, 896)
+in three layouts, each measured in a fresh process:
+
+- ``copy``: what main did before the shared vectors: the catalog keeps one bytes object per
+  vector and the dense index copies them into its own matrix (two copies per process);
+- ``memory``: no index directory: the catalog's vectors arrive as views into one block (as
+  ``knowledge.embeddings.catalog_vectors`` reads them), the dense index copies them into its
+  matrix and the catalog then keeps views into that matrix (``Catalog.hold_vectors``): one copy;
+- ``shared``: an index directory: a first process writes the vectors' file
+  (``dense_segment``); the measured process (the second) maps it and keeps views into the
+  mapping: its extra *anonymous* memory is what no other process can share.
+
+For each: the process's extra anonymous memory once it holds the vectors (MB), the time to get
+its dense index (the digest of the vectors and the mapping, for ``shared``), a warm ``top_k``
+over the whole matrix (p50 ms), and one edited vector made visible (a delta's overlay, ms).
+
+Usage:  python bench/bench_dense_memory.py [--sizes 10000,100000]
+No Django needed.
+"""
+
+from __future__ import annotations
+
+import argparse
+import gc
+import multiprocessing as mp
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+
+from bench.bench_router import _anonymous_mb, _child_result  # noqa: E402
+
+DIM = 896
+MODEL = "bench-model"
+
+
+def _unit_rows(n: int, seed: int = 0):
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    block = rng.standard_normal((n, DIM), dtype=np.float32)
+    block /= np.linalg.norm(block, axis=1, keepdims=True)
+    return block
+
+
+def _catalog_vectors(n: int, layout: str) -> dict:
+    """The vectors as a catalog holds them after a load: bytes objects (``copy``) or views into one block."""
+    block = _unit_rows(n)
+    ids = [f"PKG_{i:06d}" for i in range(n)]
+    if layout == "copy":
+        vectors = {pid: block[i].tobytes() for i, pid in enumerate(ids)}
+        del block
+        return vectors
+    data = memoryview(block).cast("B")
+    width = DIM * 4
+    return {pid: data[i * width : (i + 1) * width] for i, pid in enumerate(ids)}
+
+
+def run(layout: str, size: int, directory: str, queue) -> None:
+    import numpy as np
+
+    from knowledge.retrieval.dense import DenseIndex
+    from knowledge.retrieval.dense_segment import dense_segment
+
+    anonymous0 = _anonymous_mb()
+    vectors = _catalog_vectors(size, layout)
+    ids = list(vectors)
+    started = time.perf_counter()
+    if layout == "shared":
+        dense = dense_segment(Path(directory), ids, vectors, model_id=MODEL, dim=DIM)
+    else:
+        dense = DenseIndex.from_rows([np.frombuffer(vectors[pid], dtype="<f4") for pid in ids], model_id=MODEL)
+    if layout != "copy":  # Catalog.hold_vectors: views into the index's rows replace the load's block
+        rows = dense.base_rows()
+        vectors = {pid: rows[i] for i, pid in enumerate(ids)}
+    ready_ms = (time.perf_counter() - started) * 1000
+    gc.collect()
+    anonymous1 = _anonymous_mb()
+    questions = _unit_rows(60, seed=1)
+    times = []
+    for q in questions:
+        t = time.perf_counter()
+        dense.top_k(q, 5)
+        times.append((time.perf_counter() - t) * 1000)
+    edited = dict(vectors)
+    edited[ids[size // 2]] = _unit_rows(1, seed=2)[0].tobytes()
+    t = time.perf_counter()
+    if layout == "copy":  # main rebuilt the whole matrix for a delta
+        merged = DenseIndex.from_rows([np.frombuffer(edited[pid], dtype="<f4") for pid in ids], model_id=MODEL)
+    else:
+        merged = dense.overlay_over(edited, ids, [True] * size)
+    merged.top_k(questions[0], 5)
+    visible_ms = (time.perf_counter() - t) * 1000
+    queue.put(
+        {
+            "extra_anonymous": anonymous1 - anonymous0,
+            "ready_ms": ready_ms,
+            "top_k_p50": statistics.median(times[10:]),
+            "visible_ms": visible_ms,
+        }
+    )
+
+
+def write_first(size: int, directory: str, queue) -> None:
+    from knowledge.retrieval.dense_segment import dense_segment
+
+    vectors = _catalog_vectors(size, "shared")
+    started = time.perf_counter()
+    dense_segment(Path(directory), list(vectors), vectors, model_id=MODEL, dim=DIM)
+    queue.put({"write_ms": (time.perf_counter() - started) * 1000})
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[10_000, 100_000])
+    args = parser.parse_args()
+    ctx = mp.get_context("spawn")
+    print(f"entry vectors per process ({DIM} float32 dimensions, {DIM * 4} bytes each); one fresh process per cell")
+    print()
+    print("| entries | layout | extra anonymous MB | dense index ready ms | top_k p50 ms | one edit visible ms |")
+    print("|---:|---|---:|---:|---:|---:|")
+    for size in args.sizes:
+        with tempfile.TemporaryDirectory(prefix="bench-dense-") as directory:
+            written = _child_result(ctx, write_first, (size, directory))
+            for layout in ("copy", "memory", "shared"):
+                r = _child_result(ctx, run, (layout, size, directory))
+                print(
+                    f"| {size:,} | {layout} | {r['extra_anonymous']:.0f} | {r['ready_ms']:.0f} "
+                    f"| {r['top_k_p50']:.2f} | {r['visible_ms']:.1f} |",
+                    flush=True,
+                )
+            print(f"| {size:,} | shared: the first process's write | | {written['write_ms']:.0f} | | |", flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,129 @@
+"""Entry vectors shared by processes (knowledge/retrieval/dense_segment.py) and a delta's overlay
+(``DenseIndex.overlay_over``), without the database or the models: random unit vectors."""
+
+import numpy as np
+import pytest
+
+from knowledge.retrieval import dense_segment
+from knowledge.retrieval.dense import DenseIndex
+from knowledge.retrieval.dense_segment import dense_segment as shared_dense
+from knowledge.retrieval.dense_segment import vectors_key
+from knowledge.retrieval.segments import is_mapped
+
+DIM = 16
+MODEL = "test-model"
+
+
+def _vectors(n: int, seed: int = 0) -> dict[str, bytes]:
+    rng = np.random.default_rng(seed)
+    out = {}
+    for i in range(n):
+        v = rng.standard_normal(DIM).astype("<f4")
+        out[f"P{i}"] = (v / np.linalg.norm(v)).astype("<f4").tobytes()
+    return out
+
+
+def _fresh(ids, vectors, live=None) -> DenseIndex:
+    """What a fresh build ranks by: one matrix of these vectors."""
+    matrix = np.zeros((len(ids), DIM), dtype=np.float32)
+    present = np.zeros(len(ids), dtype=bool)
+    for i, pid in enumerate(ids):
+        if pid in vectors and (live is None or live[i]):
+            matrix[i] = np.frombuffer(vectors[pid], dtype="<f4")
+            present[i] = True
+    return DenseIndex(matrix, present, model_id=MODEL)
+
+
+def _shared(tmp_path, ids, vectors, **kwargs):
+    return shared_dense(tmp_path, ids, vectors, model_id=MODEL, dim=DIM, **kwargs)
+
+
+def test_the_first_call_writes_the_file_and_the_next_maps_it_without_writing(tmp_path, monkeypatch):
+    vectors = _vectors(50)
+    del vectors["P7"]  # an entry without a vector
+    ids = [f"P{i}" for i in range(50)]
+    first = _shared(tmp_path, ids, vectors)
+    assert is_mapped(first.matrix) and not first.present[7] and first.present.sum() == 49
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("written twice")
+
+    monkeypatch.setattr(dense_segment, "dense_segment_write", no_write)
+    second = _shared(tmp_path, ids, vectors)
+    assert dense_segment.mapped_file(second) == dense_segment.mapped_file(first)
+    q = np.frombuffer(vectors["P3"], dtype="<f4")
+    assert np.array_equal(second.similarities(q), _fresh(ids, vectors).similarities(q))
+    assert second.top_k(q, 1)[0][0][0] == 3
+
+
+def test_the_key_names_the_content_its_order_and_the_model():
+    vectors = _vectors(5)
+    ids = list(vectors)
+    key = vectors_key(MODEL, DIM, ids, vectors)
+    assert vectors_key(MODEL, DIM, ids, dict(vectors)) == key
+    assert vectors_key(MODEL, DIM, ids[::-1], vectors) != key
+    assert vectors_key("other-model", DIM, ids, vectors) != key
+    changed = {**vectors, "P2": _vectors(5, seed=1)["P2"]}
+    assert vectors_key(MODEL, DIM, ids, changed) != key
+    missing = {k: v for k, v in vectors.items() if k != "P2"}
+    assert vectors_key(MODEL, DIM, ids, missing) != key
+
+
+def test_a_file_of_another_size_is_refused_and_written_anew(tmp_path):
+    vectors = _vectors(10)
+    ids = list(vectors)
+    _shared(tmp_path, ids, vectors)
+    (written,) = (tmp_path / "vectors").glob("v*/matrix.npy")
+    data = written.read_bytes()
+    written.unlink()
+    written.write_bytes(data[: len(data) // 2])
+    with pytest.raises(dense_segment.DenseSegmentError):
+        dense_segment.dense_segment_load(tmp_path, written.parent.name, model_id=MODEL, dim=DIM, rows=10)
+    again = _shared(tmp_path, ids, vectors)
+    assert again.present.all() and written.stat().st_size == len(data)
+
+
+def test_old_files_are_collected(tmp_path):
+    ids = [f"P{i}" for i in range(5)]
+    for seed in range(4):
+        _shared(tmp_path, ids, _vectors(5, seed=seed), keep=2)
+    assert len([p for p in (tmp_path / "vectors").iterdir() if (p / "meta.json").is_file()]) == 2
+
+
+def test_an_overlay_ranks_like_a_fresh_matrix_of_the_edited_catalog():
+    # Base: 40 entries. The edit: P3 re-embedded, P5 removed (dead slot), P9 live without a vector
+    # now, two entries appended after the base's slots (one without a vector).
+    base_vectors = _vectors(40)
+    base_ids = list(base_vectors)
+    base = _fresh(base_ids, base_vectors)
+    held = {pid: row for pid, row in zip(base_ids, base.base_rows())}  # the catalog's views
+    edited = {**held, "P3": _vectors(40, seed=9)["P3"], "NEW1": _vectors(1, seed=4)["P0"]}
+    del edited["P9"]
+    ids = [*base_ids, "NEW1", "NEW2"]
+    live = [pid != "P5" for pid in ids]
+    overlay = base.overlay_over(edited, ids, live)
+    assert overlay.matrix is base.matrix and sorted(overlay.overlay_slots.tolist()) == [3, 40]
+    fresh = _fresh(ids, edited, live)
+    assert np.array_equal(overlay.present, fresh.present)
+    for q in (np.frombuffer(edited["P3"], "<f4"), np.frombuffer(edited["NEW1"], "<f4"), base.vector(11)):
+        assert np.allclose(overlay.similarities(q), fresh.similarities(q), rtol=0, atol=1e-6)
+        assert [i for i, _ in overlay.top_k(q, 5)[0]] == [i for i, _ in fresh.top_k(q, 5)[0]]
+    assert overlay.top_k(np.frombuffer(edited["P3"], "<f4"), 1)[0][0][0] == 3
+    assert np.array_equal(overlay.vector(3), np.frombuffer(edited["P3"], "<f4"))
+
+
+def test_an_overlay_recognises_an_unchanged_vector_held_as_other_bytes():
+    # A catalog reloaded whole holds fresh bytes equal to the base's rows: nothing is overlaid.
+    vectors = _vectors(8)
+    ids = list(vectors)
+    base = _fresh(ids, vectors)
+    overlay = base.overlay_over({k: bytes(v) for k, v in vectors.items()}, ids, [True] * len(ids))
+    assert len(overlay.overlay_slots) == 0 and overlay.present.all()
+
+
+def test_byte_views_equal_the_stored_bytes():
+    vectors = _vectors(3)
+    dense = _fresh(list(vectors), vectors)
+    rows = dense.base_rows()
+    assert [bytes(r) for r in rows] == list(vectors.values())
+    assert rows[1] == vectors["P1"] and rows[1] != vectors["P2"]
