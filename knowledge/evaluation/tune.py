@@ -155,6 +155,11 @@ GRIDS = {
         "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],
         "multipart_lexical_rank": [0, 3],
     },
+    # The dense top's lead over the runner-up that ranks it once more, and that ranking's weight.
+    "margin": {
+        "dense_margin": [9.0, 0.01, 0.015, 0.02, 0.03, 0.04],
+        "weights": [{**DEFAULT_WEIGHTS, "dense_margin": w} for w in (1.0, 2.0, 3.0, 4.0)],
+    },
     "fields": {
         "field_weights": [
             {"id": 3.0, "aliases": 3.0, "title": t, "keywords": k, "summary": s, "body": b}

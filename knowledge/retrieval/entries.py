@@ -115,6 +115,10 @@ class RouterConfig:
     # about equally close to every entry). > 2: never. Chosen in the e5 + USE space (with e5 alone
     # it was 0.06; docs/retrieval.md, "Two encoders"), like ``dense_veto_lift`` (0.025 with e5 alone).
     dense_full_lift: float = 0.07
+    # The dense top entry is ranked once more (signal "dense_margin", its own weight) when its cosine
+    # exceeds the runner-up's by at least this. > 2: off. Chosen by leave-one-catalog-out
+    # (docs/retrieval.md, "Dense margin").
+    dense_margin: float = 0.02
     # When to embed the question: "always", or skip it when the lexical signals already found the
     # answer ("agreement": keyword and BM25 top the same strong entry; "bm25_strong": BM25's top is
     # strong; "covered": BM25's top is strong and holds at least ``dense_gate_coverage`` of the

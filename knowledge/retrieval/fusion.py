@@ -25,6 +25,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     # Sentence-embedding similarity (knowledge/retrieval/dense.py): meaning beyond shared words.
     # Chosen by leave-one-catalog-out over the dev splits (docs/retrieval.md, "Dense signal").
     "dense": 2.0,
+    # The dense top entry when it stands clear of the runner-up (RouterConfig.dense_margin).
+    # Chosen by leave-one-catalog-out over the dev splits (docs/retrieval.md, "Dense margin").
+    "dense_margin": 3.0,
 }
 DEFAULT_RRF_K = 5
 

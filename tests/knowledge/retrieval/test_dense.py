@@ -95,6 +95,41 @@ def test_the_second_encoder_puts_first_what_e5_alone_ranks_below_another(saas_pa
     assert [d.id for d in joined.route(question).ranked()][0] == expected
 
 
+@pytest.mark.parametrize(
+    "catalog, question, expected, without",
+    [
+        # Paraphrases (dev splits): the words of the question match another entry better.
+        (
+            "hr",
+            "A supplier wants to send me a really expensive Christmas hamper. Am I allowed to accept it?",
+            "GIFTS_RULE",
+            "ONBOARDING",
+        ),
+        (
+            "hr",
+            "Does the company help out if I want to hit the gym or look after my mental health?",
+            "WELLBEING",
+            "HARASSMENT_RULE",
+        ),
+        (
+            "logistics",
+            "I'm out at work all day. Can the doorman in my building take the package for me?",
+            "RECEBIMENTO_TERCEIROS",
+            "ENTREGA_NAO_RECEBIDA",
+        ),
+    ],
+)
+def test_a_dense_top_clear_of_the_runner_up_is_ranked_first(catalog, question, expected, without):
+    # The dense top leads the second entry by more than ``dense_margin`` (0.02): ranked once more
+    # ("dense_margin"), it is no longer outvoted by the lexical signals' pick.
+    index = _index(catalog)
+    off = RouterIndex(index.entries, config=replace(RouterConfig(), dense_margin=9.0), dense=index.dense)
+    assert [d.id for d in off.route(question).ranked()][0] == without
+    first = index.route(question).ranked()[0]
+    assert first.id == expected
+    assert any(n["signal"] == "dense_margin" for n in first.why)
+
+
 def test_a_chat_style_typo_reaches_its_rule(hr, hr_lexical):
     question = "las horas extra nesesitan aprobasion del jefe antes?"
     assert "OVERTIME_RULE" not in hr_lexical.route(question).full_ids
