@@ -32,6 +32,7 @@ import numpy as np
 from django.conf import settings
 
 from common.text import retrieval_embeddings
+from knowledge import metrics
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
 from knowledge.retrieval.dense_segment import DenseSegmentError, dense_segment
@@ -106,6 +107,7 @@ def _dense_build(catalog, ids: list[str], vectors, live) -> DenseIndex:
             )
         except (OSError, DenseSegmentError) as exc:  # as for the BM25 segment: this process keeps its own copy
             logger.warning("router_vectors_unavailable version=%s error=%s", catalog.version, type(exc).__name__)
+            metrics.SHARED_UNAVAILABLE.labels(part="vectors").inc()
     return DenseIndex.from_rows(
         [
             np.frombuffer(vectors[pid], dtype="<f4") if pid in vectors and (live is None or live[i]) else None
@@ -128,23 +130,32 @@ def shared_index_build(
 
     ``dense(catalog)`` gives the entry vectors of the dense signal (stored per revision, not in the
     segment: they are small and already computed)."""
-    index = _shared_index_build(catalog, catalog_config(catalog, config), fingerprint, force=force)
+    started = time.perf_counter()
+    index, how = _shared_index_build(catalog, catalog_config(catalog, config), fingerprint, force=force)
     if dense is not None:
         index.attach_dense(dense(catalog))
+    _ready(how, started)
     return index
 
 
-def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, force: bool) -> RouterIndex:
+def _ready(how: str, started: float) -> None:
+    metrics.INDEX_READY.labels(how=how).inc()
+    metrics.INDEX_READY_SECONDS.labels(how=how).observe(time.perf_counter() - started)
+
+
+def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, force: bool) -> tuple[RouterIndex, str]:
+    """The index and how it was made ready (``knowledge.metrics``: mapped, written or memory)."""
     directory = index_dir()
     if directory is None:
-        return RouterIndex(catalog.entries, config=config, version=catalog.version)
+        return RouterIndex(catalog.entries, config=config, version=catalog.version), metrics.HOW_MEMORY
     try:
         return _segment_index_build(catalog, config, fingerprint, directory, force=force)
     except (OSError, SegmentError) as exc:
         # The shared directory is an optimisation: a full disk, a read-only var/ or a segment that
         # cannot be written or read back must not take routing down. This process builds in memory.
         logger.warning("router_segment_unavailable version=%s error=%s", catalog.version, type(exc).__name__)
-        return RouterIndex(catalog.entries, config=config, version=catalog.version)
+        metrics.SHARED_UNAVAILABLE.labels(part="segment").inc()
+        return RouterIndex(catalog.entries, config=config, version=catalog.version), metrics.HOW_MEMORY
 
 
 def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, directory: Path, *, force: bool):
@@ -153,12 +164,12 @@ def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, direct
     if not force:
         index = _open(catalog, config, directory, key, digest)
         if index is not None:
-            return index
+            return index, metrics.HOW_MAPPED
     with segment_lock(directory, key):  # another process building this key: wait, then map its files
         if not force:
             index = _open(catalog, config, directory, key, digest)
             if index is not None:
-                return index
+                return index, metrics.HOW_MAPPED
         started = time.perf_counter()
         if segment_exists(directory, key):
             # Forced, or present but unreadable (an older format, a truncated file): written anew.
@@ -189,7 +200,7 @@ def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, direct
             (time.perf_counter() - started) * 1000,
             len(removed),
         )
-        return index
+        return index, metrics.HOW_WRITTEN
 
 
 def catalog_segment_key(digest: str, config: RouterConfig, fingerprint: str) -> str:
@@ -226,6 +237,7 @@ def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIn
     base = current.delta_base or current
     if catalog_config(catalog, config) != base.config:
         return None  # settings or curated synonyms changed: everything is scored differently
+    started = time.perf_counter()
     index = index_with_edits(current, catalog.entries, version=catalog.version, max_changes=limit)
     if index is not None:
         if current.dense is not None or getattr(catalog, "vectors", None):
@@ -239,6 +251,7 @@ def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIn
             len(index),
             index.build_ms,
         )
+        _ready(metrics.HOW_DELTA, started)
     return index
 
 

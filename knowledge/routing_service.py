@@ -33,6 +33,7 @@ from django.dispatch import receiver
 
 from common.text import query_key
 from common.text import retrieval_embeddings
+from knowledge import metrics
 from knowledge.catalog import get_active_catalog
 from knowledge.feedback import (
     feedback_weights,
@@ -376,6 +377,7 @@ def route_context(
             query=message,
         )
     total = (time.perf_counter() - started) * 1000
+    metrics.ROUTES.labels(cached="true" if cached else "false").observe(total / 1000)
     result.timings_ms = {**result.timings_ms, "cached": 1.0 if cached else 0.0, "service_total": round(total, 3)}
     logger.info(
         "route_context version=%s parts=%d full=%d listed=%d cached=%s ms=%.2f",

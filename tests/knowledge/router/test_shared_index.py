@@ -11,6 +11,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from prometheus_client import REGISTRY
 from django.conf import settings as django_settings
 from django.core.management import call_command
 from django.db import connection
@@ -458,9 +459,47 @@ def test_an_unusable_index_directory_falls_back_to_an_index_in_memory(catalog, s
     blocker = tmp_path / "a-file"
     blocker.write_text("not a directory")
     settings.KNOWLEDGE_INDEX_DIR = blocker / "index"
+    call_command("embed_packages", stdout=StringIO())
+    before = _metric("contexto_router_shared_unavailable_total", part="segment")
+    vectors_before = _metric("contexto_router_shared_unavailable_total", part="vectors")
+    memory_before = _metric("contexto_router_index_ready_total", how="memory")
     index, _ = RouterIndexHolder().get()
     assert not is_mapped(index.bm25._postings.data)
+    assert index.dense is not None and not is_mapped(index.dense.matrix)
     assert [d.id for d in index.route("Qual o prazo do Sanger?").full]
+    # What an operator sees: this process could not share, and keeps its own copy of both parts.
+    assert _metric("contexto_router_shared_unavailable_total", part="segment") == before + 1
+    assert _metric("contexto_router_shared_unavailable_total", part="vectors") == vectors_before + 1
+    assert _metric("contexto_router_index_ready_total", how="memory") == memory_before + 1
+
+
+def _metric(name: str, **labels) -> float:
+    return REGISTRY.get_sample_value(name, labels) or 0.0
+
+
+def test_how_each_process_got_its_index_is_counted_and_timed(catalog, shared):
+    hows = ("written", "mapped", "delta", "memory")
+    before = {how: _metric("contexto_router_index_ready_total", how=how) for how in hows}
+    timed = _metric("contexto_router_index_ready_seconds_count", how="mapped")
+    holder = RouterIndexHolder()
+    holder.get()  # the first process: writes the segment
+    RouterIndexHolder().get()  # another process: maps it
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: quatro dias úteis.")
+    holder.get()  # the edit, through a delta (no compaction: background builds are off here)
+    counted = {how: _metric("contexto_router_index_ready_total", how=how) - before[how] for how in hows}
+    assert counted == {"written": 1, "mapped": 1, "delta": 1, "memory": 0}
+    assert _metric("contexto_router_index_ready_seconds_count", how="mapped") == timed + 1
+
+
+def test_routes_are_timed_by_whether_the_route_cache_answered(catalog):
+    from knowledge.routing_service import route_context
+
+    miss = _metric("contexto_router_route_seconds_count", cached="false")
+    hit = _metric("contexto_router_route_seconds_count", cached="true")
+    for _ in range(2):
+        route_context(message="Qual o prazo do Sanger para um pedido de teste de métricas?")
+    assert _metric("contexto_router_route_seconds_count", cached="false") == miss + 1
+    assert _metric("contexto_router_route_seconds_count", cached="true") == hit + 1
 
 
 def test_concurrent_questions_start_one_background_build(settings, monkeypatch):
