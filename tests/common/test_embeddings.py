@@ -102,3 +102,25 @@ def test_cached_passages_refuse_when_switched_off(monkeypatch):
     with pytest.raises(embeddings.EmbeddingsUnavailable):
         embeddings.embed_passages_cached(["A palhada protege o solo."])
     embeddings.clear_cache()
+
+
+def test_a_model_that_cannot_load_is_tried_once_and_stays_off():
+    # Both encoders load through load_once: a missing wheel or unreadable weights must leave the
+    # model off for the process (its users fall back to words), not retried on every question.
+    import threading
+
+    calls = []
+
+    def broken():
+        calls.append(1)
+        raise ImportError("no wheel")
+
+    state = {"model": None, "failed": False}
+    lock = threading.Lock()
+    assert embeddings.load_once(state, lock, broken, "m") is None
+    assert embeddings.load_once(state, lock, broken, "m") is None
+    assert calls == [1] and state["failed"] is True
+    loaded = {"model": None, "failed": False}
+    model = object()
+    assert embeddings.load_once(loaded, lock, lambda: model, "m") is model
+    assert embeddings.load_once(loaded, lock, lambda: object(), "m") is model
