@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Iterator
 from types import SimpleNamespace
 
 import numpy as np
@@ -198,6 +199,21 @@ def embedding_sweep(*, limit: int = SWEEP_LIMIT, batch: int = BACKFILL_BATCH) ->
         (time.perf_counter() - started) * 1000,
     )
     return {"embedded": embedded, "missing": len(revisions), "unavailable": 0}
+
+
+def catalog_vector_rows(chunk_size: int = 2000) -> Iterator[tuple[str, bytes]]:
+    """(package ID, stored vector) of every active package's current revision, this model's only,
+    streamed from the database in no particular order and never held (``index_store`` writes the
+    shared vectors file from them): the vectors ``catalog_vectors`` gives the active catalog."""
+    return (
+        RevisionEmbedding.objects.filter(
+            revision__package__is_active=True,
+            revision__number=F("revision__package__revision_number"),
+            model_id=retrieval_embeddings.MODEL_ID,
+        )
+        .values_list("revision__package__package_id", "vector")
+        .iterator(chunk_size=chunk_size)
+    )
 
 
 def catalog_vectors(packages: list[Package]) -> dict[str, memoryview]:

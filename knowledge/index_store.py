@@ -35,7 +35,7 @@ from common.text import retrieval_embeddings
 from knowledge import metrics
 from knowledge.retrieval.delta import index_with_edits
 from knowledge.retrieval.dense import DenseIndex
-from knowledge.retrieval.dense_segment import DenseSegmentError, dense_segment
+from knowledge.retrieval.dense_segment import DenseSegmentError, dense_segment, dense_segment_prepare
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import EntriesDigest, RouterIndex, entries_digest
 from knowledge.retrieval import segments
@@ -260,13 +260,18 @@ class CatalogChanged(Exception):
 
 
 def router_segment_prepare() -> dict:
-    """Write the active catalog's shared segment unless it exists (Celery task, deploy step); idempotent.
+    """Write the active catalog's shared segment, and its entry vectors' file, unless they exist (Celery
+    task, deploy step); idempotent.
 
     The entries are streamed from the database, never held: read once for the digest that names the
     segment, once more to write it (``segment_build``), so this process's peak is the builder's own
     (docs/retrieval.md, "Build at 100k, part 4"). A change committed between the two reads is caught
     (the second read's digest differs): nothing is published, the status says ``changed``, and the
     processes build the new catalog's segment as they would without this task.
+
+    The vectors (``vectors`` in the result: ``built``, ``exists``, ``none`` without any stored vector,
+    ``disabled`` with the model off) are streamed from the database into their file as well
+    (``dense_segment_prepare``), named as the processes name them, so no process writes them either.
     """
     from knowledge.catalog import catalog_entries_stream, catalog_synonyms
     from knowledge.routing_service import _config_fingerprint, router_config
@@ -279,38 +284,57 @@ def router_segment_prepare() -> dict:
     config = router_config()
     fingerprint = _config_fingerprint(config)
     config = _with_synonyms(config, catalog_synonyms())
-    digest = entries_digest(catalog_entries_stream())
+    package_ids: list[str] = []  # the catalog's order, for the vectors' file
+
+    def noting_ids():
+        for entry in catalog_entries_stream():
+            package_ids.append(entry.package_id)
+            yield entry
+
+    digest = entries_digest(noting_ids())
     key = catalog_segment_key(digest, config, fingerprint)
     try:
         if segment_exists(directory, key):
+            result = {"status": "exists", "version": version, "key": key}
+        else:
+            result = _segment_prepare(directory, key, digest, config, version, catalog_entries_stream)
+            if result["status"] == "changed":
+                return result
+    except OSError as exc:  # an unusable index directory: the processes build in memory, as they would
+        logger.warning("router_segment_unavailable version=%s error=%s", version, type(exc).__name__)
+        return {"status": "unavailable", "version": version}
+    try:
+        result["vectors"] = _vectors_prepare(directory, package_ids, version)
+    except OSError as exc:  # as for the segment: each process then keeps its own matrix
+        logger.warning("router_vectors_unavailable version=%s error=%s", version, type(exc).__name__)
+        result["vectors"] = "unavailable"
+    return result
+
+
+def _segment_prepare(directory: Path, key: str, digest: str, config: RouterConfig, version, stream) -> dict:
+    with segment_lock(directory, key):
+        if segment_exists(directory, key):
             return {"status": "exists", "version": version, "key": key}
-        with segment_lock(directory, key):
-            if segment_exists(directory, key):
-                return {"status": "exists", "version": version, "key": key}
-            started = time.perf_counter()
-            read = EntriesDigest()
+        started = time.perf_counter()
+        read = EntriesDigest()
 
-            def unchanged() -> None:
-                if read.hexdigest() != digest:
-                    raise CatalogChanged
+        def unchanged() -> None:
+            if read.hexdigest() != digest:
+                raise CatalogChanged
 
+        try:
             segment_build(
                 directory,
                 key,
-                read.passing(catalog_entries_stream()),
+                read.passing(stream()),
                 config,
                 info={"catalog_version": version},
                 before_publish=unchanged,
             )
-            removed = segments_collect(
-                directory, keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)), protect=(key,)
-            )
-    except CatalogChanged:
-        logger.info("router_segment_catalog_changed version=%s", version)
-        return {"status": "changed", "version": version}
-    except OSError as exc:  # an unusable index directory: the processes build in memory, as they would
-        logger.warning("router_segment_unavailable version=%s error=%s", version, type(exc).__name__)
-        return {"status": "unavailable", "version": version}
+        except CatalogChanged:
+            logger.info("router_segment_catalog_changed version=%s", version)
+            return {"status": "changed", "version": version}
+        removed = segments_collect(directory, keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)), protect=(key,))
     logger.info(
         "router_segment_prepared version=%s ms=%.1f collected=%d",
         version,
@@ -318,3 +342,31 @@ def router_segment_prepare() -> dict:
         len(removed),
     )
     return {"status": "built", "version": version, "key": key}
+
+
+def _vectors_prepare(directory: Path, package_ids: list[str], version) -> str:
+    """The catalog's entry vectors into their shared file (``router_segment_prepare``); returns the status."""
+    from knowledge.embeddings import catalog_vector_rows
+
+    if not retrieval_embeddings.enabled():
+        return "disabled"
+    started = time.perf_counter()
+    key, written, count = dense_segment_prepare(
+        directory,
+        package_ids,
+        catalog_vector_rows(),
+        model_id=retrieval_embeddings.MODEL_ID,
+        dim=retrieval_embeddings.DIM,
+        keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)),
+    )
+    if key is None:
+        return "none"
+    logger.info(
+        "router_vectors_prepared version=%s rows=%d vectors=%d written=%s ms=%.1f",
+        version,
+        len(package_ids),
+        count,
+        written,
+        (time.perf_counter() - started) * 1000,
+    )
+    return "built" if written else "exists"

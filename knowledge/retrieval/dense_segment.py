@@ -27,7 +27,7 @@ import hashlib
 import json
 import os
 import shutil
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 
 import numpy as np
@@ -50,12 +50,16 @@ def vectors_directory(directory: Path) -> Path:
 
 def vectors_key(model_id: str, dim: int, package_ids: Sequence[str], vectors: Mapping[str, object]) -> str:
     """The digest naming a catalog's vectors: the model, and each entry's ID and vector bytes in order."""
-    digest = hashlib.sha1(f"dense-f{FORMAT}\x00{model_id}\x00{dim}\x00{len(package_ids)}".encode())
-    for pid in package_ids:
-        held = vectors.get(pid)
-        if held is not None and len(held) == dim * 4:
+    return _key(model_id, dim, len(package_ids), ((pid, vectors.get(pid)) for pid in package_ids))
+
+
+def _key(model_id: str, dim: int, rows: int, held: Iterable[tuple[str, object]]) -> str:
+    """``vectors_key`` over (package ID, its vector's bytes or None) in catalog order."""
+    digest = hashlib.sha1(f"dense-f{FORMAT}\x00{model_id}\x00{dim}\x00{rows}".encode())
+    for pid, vector in held:
+        if vector is not None and len(vector) == dim * 4:
             digest.update(b"\x01" + pid.encode() + b"\x00")
-            digest.update(held)
+            digest.update(vector)
         else:
             digest.update(b"\x02" + pid.encode() + b"\x00")
     return f"v{digest.hexdigest()[:24]}"
@@ -150,6 +154,60 @@ def dense_segment(
         dense_segment_write(directory, key, package_ids, vectors, model_id=model_id, dim=dim)
         segments_collect(vectors_dir, keep=keep, protect=(key,))
     return dense_segment_load(directory, key, **spec)
+
+
+def dense_segment_prepare(
+    directory: Path,
+    package_ids: Sequence[str],
+    rows: Iterable[tuple[str, object]],
+    *,
+    model_id: str,
+    dim: int,
+    keep: int = 2,
+) -> tuple[str | None, bool, int]:
+    """Write the vectors segment of ``package_ids`` (catalog order) from ``rows``, (package ID, vector
+    bytes) pairs in any order, read once and never held (a query's rows, for a Celery task); returns
+    (key, whether it was written, how many entries have a vector). Without any vector nothing is
+    written and the key is None: a process holding no vector has no dense index. Pairs of other packages, and vectors of another size, are skipped,
+    as ``vectors_key`` skips them: the key is the one a process holding these vectors computes, so it
+    maps this file instead of writing its own.
+
+    The key is only known once every vector is read: the matrix is written into a temporary
+    directory, its key computed from the file, and it is published under that key, or dropped
+    when a process wrote that key first."""
+    vectors_dir = vectors_directory(directory)
+    slot = {pid: i for i, pid in enumerate(package_ids)}
+    tmp = segment_temp(vectors_dir, "prepare")
+    try:
+        present = np.zeros(len(package_ids), dtype=bool)
+        out = np.lib.format.open_memmap(tmp / "matrix.npy", mode="w+", dtype="<f4", shape=(len(package_ids), dim))
+        for pid, vector in rows:
+            i = slot.get(pid)
+            if i is not None and vector is not None and len(vector) == dim * 4:
+                out[i] = np.frombuffer(vector, dtype="<f4")
+                present[i] = True
+        out.flush()
+        count = int(present.sum())
+        if not count:
+            return None, False, 0
+        key = _key(
+            model_id,
+            dim,
+            len(package_ids),
+            ((pid, memoryview(out[i]).cast("B") if present[i] else None) for i, pid in enumerate(package_ids)),
+        )
+        del out
+        if segment_exists(vectors_dir, key):
+            return key, False, count
+        np.save(tmp / "present.npy", present, allow_pickle=False)
+        segment_publish(
+            vectors_dir, key, tmp, {"format": FORMAT, "model_id": model_id, "dim": dim, "rows": len(package_ids)}
+        )
+        segments_collect(vectors_dir, keep=keep, protect=(key,))
+        return key, True, count
+    finally:
+        if tmp.exists():
+            shutil.rmtree(tmp, ignore_errors=True)
 
 
 def mapped_file(dense: DenseIndex) -> str | None:

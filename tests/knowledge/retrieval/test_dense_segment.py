@@ -127,3 +127,35 @@ def test_byte_views_equal_the_stored_bytes():
     rows = dense.base_rows()
     assert [bytes(r) for r in rows] == list(vectors.values())
     assert rows[1] == vectors["P1"] and rows[1] != vectors["P2"]
+
+
+def test_a_file_prepared_from_streamed_rows_is_the_one_processes_map(tmp_path, monkeypatch):
+    # The Celery task streams (package, vector) rows from the database in no particular order; the file
+    # it writes must carry the key a process holding those vectors computes, or every process writes its own.
+    vectors = _vectors(40)
+    del vectors["P5"]
+    ids = [f"P{i}" for i in range(40)]
+    rows = list(vectors.items())[::-1]  # another order than the catalog's
+    rows += [("GONE", vectors["P1"]), ("P5", b"\x00" * (DIM * 4 + 4))]  # not in the catalog; another size
+    key, written, count = dense_segment.dense_segment_prepare(tmp_path, ids, iter(rows), model_id=MODEL, dim=DIM)
+    assert written and count == 39 and key == vectors_key(MODEL, DIM, ids, vectors)
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("a process wrote the file the task prepared")
+
+    monkeypatch.setattr(dense_segment, "dense_segment_write", no_write)
+    mapped = _shared(tmp_path, ids, vectors)
+    assert dense_segment.mapped_file(mapped).startswith(str(tmp_path / "vectors" / key))
+    q = np.frombuffer(vectors["P9"], dtype="<f4")
+    assert np.array_equal(mapped.similarities(q), _fresh(ids, vectors).similarities(q))
+    assert not mapped.present[5]
+    again = dense_segment.dense_segment_prepare(tmp_path, ids, iter(rows), model_id=MODEL, dim=DIM)
+    assert again == (key, False, 39)
+    assert [p.name for p in (tmp_path / "vectors").iterdir() if p.is_dir()] == [key]  # no temporary left
+
+
+def test_without_any_vector_nothing_is_prepared(tmp_path):
+    ids = ["P0", "P1"]
+    rows = iter([("P0", b"\x00" * 8), ("OTHER", _vectors(1)["P0"])])
+    assert dense_segment.dense_segment_prepare(tmp_path, ids, rows, model_id=MODEL, dim=DIM) == (None, False, 0)
+    assert not [p for p in (tmp_path / "vectors").iterdir() if p.is_dir()]

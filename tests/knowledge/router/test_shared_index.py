@@ -244,6 +244,45 @@ def test_the_celery_task_prepares_the_segment_once(catalog, shared):
     assert str(index.bm25.segment_file).startswith(str(shared / first["key"]))
 
 
+def test_the_celery_task_prepares_the_entry_vectors_file_the_processes_map(catalog, shared, monkeypatch):
+    # The vectors are streamed from the database into their file (no catalog, no dict of every vector
+    # in the task's process), under the key a process holding them computes: no process writes them.
+    from knowledge import embeddings
+    from knowledge.tasks import router_index_build
+
+    call_command("embed_packages", stdout=StringIO())
+
+    def not_held(*args, **kwargs):
+        raise AssertionError("the task streams the vectors: it holds no catalog's vectors")
+
+    monkeypatch.setattr(embeddings, "catalog_vectors", not_held)
+    built = router_index_build.delay().get()
+    assert built["status"] == "built" and built["vectors"] == "built"
+    (key,) = _segments(shared / "vectors")
+    assert router_index_build.delay().get()["vectors"] == "exists"
+    monkeypatch.undo()
+
+    def no_write(*args, **kwargs):
+        raise AssertionError("a process wrote the vectors file the task prepared")
+
+    monkeypatch.setattr(dense_segment, "dense_segment_write", no_write)
+    index, _ = RouterIndexHolder().get()
+    assert is_mapped(index.dense.matrix) and index.dense.has_any
+    assert dense_segment.mapped_file(index.dense).startswith(str(shared / "vectors" / key))
+    assert _segments(shared / "vectors") == [key]
+
+
+def test_without_stored_vectors_or_with_the_model_off_the_task_writes_no_vectors_file(catalog, shared, monkeypatch):
+    from common.text import retrieval_embeddings
+    from knowledge.tasks import router_index_build
+
+    assert router_index_build.delay().get()["vectors"] == "none"
+    call_command("embed_packages", stdout=StringIO())
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
+    assert router_index_build.delay().get()["vectors"] == "disabled"
+    assert not (shared / "vectors").exists() or _segments(shared / "vectors") == []
+
+
 def test_the_streamed_entries_are_the_catalogs(catalog):
     from knowledge.catalog import catalog_entries_stream, clear_catalog_cache
     from knowledge.models import RevisionSearchTerms
