@@ -569,3 +569,20 @@ def test_concurrent_questions_start_one_background_build(settings, monkeypatch):
     release.set()
     holder.wait_background(10)
     assert builds == [1]
+
+
+def test_the_deploy_command_prepares_the_segment_and_the_vectors_and_says_so(catalog, shared, settings):
+    out = StringIO()
+    call_command("prepare_router_index", stdout=out)
+    assert "segment (catalog v" in out.getvalue() and ": written." in out.getvalue()
+    assert "Entry vectors' file: none stored (run embed_packages first)." in out.getvalue()
+    call_command("embed_packages", stdout=StringIO())
+    out = StringIO()
+    call_command("prepare_router_index", stdout=out)
+    assert "segment (catalog v" in out.getvalue() and "already on disk" in out.getvalue()
+    assert "Entry vectors' file: written." in out.getvalue()
+    assert len(_segments(shared)) == 1 and len(_segments(shared / "vectors")) == 1
+    settings.KNOWLEDGE_INDEX_DIR = None
+    out = StringIO()
+    call_command("prepare_router_index", stdout=out)
+    assert "KNOWLEDGE_INDEX_DIR is not set" in out.getvalue()
