@@ -12,6 +12,9 @@ in three layouts, each measured in a fresh process:
   (``dense_segment``); the measured process (the second) maps it and keeps views into the
   mapping: its extra *anonymous* memory is what no other process can share.
 
+Then the Celery task's way of writing that file (``dense_segment_prepare``, from rows streamed in
+no particular order): its time, and its memory above the start.
+
 For each: the process's extra anonymous memory once it holds the vectors (MB), the time to get
 its dense index (the digest of the vectors and the mapping, for ``shared``), a warm ``top_k``
 over the whole matrix (p50 ms), and one edited vector made visible (a delta's overlay, ms).
@@ -34,7 +37,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 
-from bench_router import _anonymous_mb, _child_result  # noqa: E402
+from bench_router import _anonymous_mb, _child_result, _rss_mb  # noqa: E402
 
 DIM = 896
 MODEL = "bench-model"
@@ -116,6 +119,44 @@ def write_first(size: int, directory: str, queue) -> None:
     queue.put({"write_ms": (time.perf_counter() - started) * 1000})
 
 
+def prepare(size: int, directory: str, queue) -> None:
+    """The Celery task's way (``dense_segment_prepare``): rows streamed in no particular order, 2,000 at
+    a time as a cursor fetches them, never all held; the peak RSS above the start counts the file's
+    mapped pages being written (shared, in the page cache) as well as the process's own."""
+    import numpy as np
+
+    from knowledge.retrieval.dense_segment import dense_segment_prepare
+
+    ids = [f"PKG_{i:06d}" for i in range(size)]
+    order = np.random.default_rng(3).permutation(size)
+
+    def rows():
+        rng = np.random.default_rng(4)
+        for start in range(0, size, 2000):
+            block = rng.standard_normal((min(2000, size - start), DIM), dtype=np.float32)
+            block /= np.linalg.norm(block, axis=1, keepdims=True)
+            for j, i in enumerate(order[start : start + 2000].tolist()):
+                yield ids[i], block[j].tobytes()
+
+    gc.collect()
+    Path("/proc/self/clear_refs").write_text("5")  # reset the peak RSS
+    rss0, anonymous0 = _rss_mb(), _anonymous_mb()
+    started = time.perf_counter()
+    key, written, count = dense_segment_prepare(Path(directory), ids, rows(), model_id=MODEL, dim=DIM)
+    elapsed = (time.perf_counter() - started) * 1000
+    assert written and count == size
+    queue.put(
+        {"prepare_ms": elapsed, "peak_above_start": _peak_mb() - rss0, "extra_anonymous": _anonymous_mb() - anonymous0}
+    )
+
+
+def _peak_mb() -> float:
+    for line in Path("/proc/self/status").read_text().splitlines():
+        if line.startswith("VmHWM:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=lambda s: [int(x) for x in s.split(",")], default=[10_000, 100_000])
@@ -136,6 +177,13 @@ def main() -> None:
                     flush=True,
                 )
             print(f"| {size:,} | shared: the first process's write | | {written['write_ms']:.0f} | | |", flush=True)
+        with tempfile.TemporaryDirectory(prefix="bench-dense-") as directory:
+            r = _child_result(ctx, prepare, (size, directory))
+            print(
+                f"| {size:,} | the Celery task's prepare, rows streamed (peak RSS above start {r['peak_above_start']:.0f} MB)"
+                f" | {r['extra_anonymous']:.0f} | {r['prepare_ms']:.0f} | | |",
+                flush=True,
+            )
 
 
 if __name__ == "__main__":

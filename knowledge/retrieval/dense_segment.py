@@ -177,37 +177,48 @@ def dense_segment_prepare(
     when a process wrote that key first."""
     vectors_dir = vectors_directory(directory)
     slot = {pid: i for i, pid in enumerate(package_ids)}
+    n, width = len(package_ids), dim * 4
     tmp = segment_temp(vectors_dir, "prepare")
     try:
-        present = np.zeros(len(package_ids), dtype=bool)
-        out = np.lib.format.open_memmap(tmp / "matrix.npy", mode="w+", dtype="<f4", shape=(len(package_ids), dim))
-        for pid, vector in rows:
-            i = slot.get(pid)
-            if i is not None and vector is not None and len(vector) == dim * 4:
-                out[i] = np.frombuffer(vector, dtype="<f4")
-                present[i] = True
-        out.flush()
-        count = int(present.sum())
-        if not count:
-            return None, False, 0
-        key = _key(
-            model_id,
-            dim,
-            len(package_ids),
-            ((pid, memoryview(out[i]).cast("B") if present[i] else None) for i, pid in enumerate(package_ids)),
-        )
-        del out
+        present = np.zeros(n, dtype=bool)
+        # Rows go to the file with ``pwrite``, not through a mapping: the pages stay in the page cache,
+        # not in this process's memory (a Celery worker's, which maps nothing afterwards).
+        with open(tmp / "matrix.npy", "w+b") as fh:
+            np.lib.format.write_array_header_1_0(
+                fh, {"descr": np.lib.format.dtype_to_descr(np.dtype("<f4")), "fortran_order": False, "shape": (n, dim)}
+            )
+            header = fh.tell()
+            fh.truncate(header + n * width)
+            fd = fh.fileno()
+            for pid, vector in rows:
+                i = slot.get(pid)
+                if i is not None and vector is not None and len(vector) == width:
+                    os.pwrite(fd, vector, header + i * width)
+                    present[i] = True
+            count = int(present.sum())
+            if not count:
+                return None, False, 0
+            key = _key(model_id, dim, n, _read_back(fd, header, package_ids, present, width))
         if segment_exists(vectors_dir, key):
             return key, False, count
         np.save(tmp / "present.npy", present, allow_pickle=False)
-        segment_publish(
-            vectors_dir, key, tmp, {"format": FORMAT, "model_id": model_id, "dim": dim, "rows": len(package_ids)}
-        )
+        segment_publish(vectors_dir, key, tmp, {"format": FORMAT, "model_id": model_id, "dim": dim, "rows": n})
         segments_collect(vectors_dir, keep=keep, protect=(key,))
         return key, True, count
     finally:
         if tmp.exists():
             shutil.rmtree(tmp, ignore_errors=True)
+
+
+def _read_back(fd: int, header: int, package_ids: Sequence[str], present: np.ndarray, width: int, block: int = 4096):
+    """(package ID, its row's bytes or None) in catalog order, read back from the file a block at a time."""
+    for lo in range(0, len(package_ids), block):
+        hi = min(lo + block, len(package_ids))
+        data = memoryview(os.pread(fd, (hi - lo) * width, header + lo * width))
+        if len(data) != (hi - lo) * width:
+            raise OSError(f"short read of the vectors being prepared at row {lo}")
+        for i in range(lo, hi):
+            yield package_ids[i], data[(i - lo) * width : (i - lo + 1) * width] if present[i] else None
 
 
 def mapped_file(dense: DenseIndex) -> str | None:
