@@ -168,9 +168,9 @@ def dense_segment_prepare(
     """Write the vectors segment of ``package_ids`` (catalog order) from ``rows``, (package ID, vector
     bytes) pairs in any order, read once and never held (a query's rows, for a Celery task); returns
     (key, whether it was written, how many entries have a vector). Without any vector nothing is
-    written and the key is None: a process holding no vector has no dense index. Pairs of other packages, and vectors of another size, are skipped,
-    as ``vectors_key`` skips them: the key is the one a process holding these vectors computes, so it
-    maps this file instead of writing its own.
+    written and the key is None: a process holding no vector has no dense index. Pairs of other
+    packages, and vectors of another size, are skipped, as ``vectors_key`` skips them: the key is the
+    one a process holding these vectors computes, so it maps this file instead of writing its own.
 
     The key is only known once every vector is read: the matrix is written into a temporary
     directory, its key computed from the file, and it is published under that key, or dropped
