@@ -244,6 +244,7 @@ def test_embedded_set_up_loads_everything_the_readme_examples_use(run_checkout):
         "python manage.py migrate --noinput",
         "python manage.py load_catalog",
         "python manage.py embed_packages",
+        "python manage.py prepare_router_index",
         "python manage.py ensure_demo --base-url http://127.0.0.1:8123 --validator validator",
         "python manage.py load_demo_workspace --tenant demo",
         "python manage.py ingest_chunks ontology/data/chunks.jsonl --validator validator --no-progress",
@@ -259,6 +260,7 @@ def test_production_set_up_creates_no_demo_account_unless_asked(run_checkout):
         "python manage.py migrate --noinput",
         "python manage.py load_catalog",
         "python manage.py embed_packages",
+        "python manage.py prepare_router_index",
     ]
 
 
