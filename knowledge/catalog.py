@@ -224,7 +224,7 @@ def _load(version: int) -> Catalog:
 
 def catalog_entries_stream(batch: int = 2000) -> Iterator[PackageEntry]:
     """The active catalog's entries, in the catalog's order, read from the database a batch at a time and
-    never held (``index_store.router_segment_prepare`` writes the segment from them). The same entries
+    never held (``index_store.router_index_prepare`` writes the segment from them). The same entries
     ``get_active_catalog().entries`` holds for unchanged rows; a change while they are read is caught by
     the reader (the digest of what it read no longer matches)."""
     rows = Package.objects.filter(is_active=True).order_by("position", "package_id").iterator(chunk_size=batch)

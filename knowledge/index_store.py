@@ -259,7 +259,7 @@ class CatalogChanged(Exception):
     """The catalog changed while its segment was being written from the database."""
 
 
-def router_segment_prepare() -> dict:
+def router_index_prepare() -> dict:
     """Write the active catalog's shared segment, and its entry vectors' file, unless they exist (Celery
     task, deploy step); idempotent.
 
@@ -270,7 +270,8 @@ def router_segment_prepare() -> dict:
     processes build the new catalog's segment as they would without this task.
 
     The vectors (``vectors`` in the result: ``built``, ``exists``, ``none`` without any stored vector,
-    ``disabled`` with the model off) are streamed from the database into their file as well
+    ``disabled`` with the model off, ``unavailable`` when their directory cannot be used; absent when
+    the status is ``changed`` or ``unavailable``) are streamed from the database into their file as well
     (``dense_segment_prepare``), named as the processes name them, so no process writes them either.
     """
     from knowledge.catalog import catalog_entries_stream, catalog_synonyms
@@ -345,7 +346,7 @@ def _segment_prepare(directory: Path, key: str, digest: str, config: RouterConfi
 
 
 def _vectors_prepare(directory: Path, package_ids: list[str], version) -> str:
-    """The catalog's entry vectors into their shared file (``router_segment_prepare``); returns the status."""
+    """The catalog's entry vectors into their shared file (``router_index_prepare``); returns the status."""
     from knowledge.embeddings import catalog_vector_rows
 
     if not retrieval_embeddings.enabled():

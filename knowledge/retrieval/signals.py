@@ -640,8 +640,9 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     signals.dense_top_lift = sim - mean
     # A clear lead over the runner-up: the question means this entry and no other. Ranked once
     # more, so that words matching another entry (a paraphrase's common words) do not outvote it.
+    # Off (weight 0) it is not noted either: ``why`` names only what can change the order.
     margin = sim - ranked[1][1] if len(ranked) > 1 else 0.0
-    if margin >= cfg.dense_margin:
+    if margin >= cfg.dense_margin and cfg.weights.get("dense_margin"):
         signals.rankings["dense_margin"] = [top]
         signals.note(top, "dense_margin", 1, f"closer than any other entry by {margin:.3f}")
     if sim - mean >= cfg.dense_full_lift and index.entries[top].kind != KIND_PROCEDURE:

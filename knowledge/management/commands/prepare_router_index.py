@@ -1,6 +1,6 @@
 from django.core.management.base import BaseCommand
 
-from knowledge.index_store import router_segment_prepare
+from knowledge.index_store import router_index_prepare
 
 _SEGMENT = {
     "built": "written",
@@ -26,7 +26,7 @@ class Command(BaseCommand):
     )
 
     def handle(self, *args, **options):
-        result = router_segment_prepare()
+        result = router_index_prepare()
         if result["status"] == "disabled":
             self.stdout.write("KNOWLEDGE_INDEX_DIR is not set: each process builds its index in memory.")
             return

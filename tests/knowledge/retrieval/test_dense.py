@@ -128,6 +128,11 @@ def test_a_dense_top_clear_of_the_runner_up_is_ranked_first(catalog, question, e
     first = index.route(question).ranked()[0]
     assert first.id == expected
     assert any(n["signal"] == "dense_margin" for n in first.why)
+    # Weight 0 (``KNOWLEDGE_ROUTER_WEIGHTS``) turns it off: the order and the reasons given.
+    config = replace(RouterConfig(), weights={**RouterConfig().weights, "dense_margin": 0.0})
+    zero = RouterIndex(index.entries, config=config, dense=index.dense).route(question).ranked()
+    assert zero[0].id == without
+    assert not any(n["signal"] == "dense_margin" for d in zero for n in d.why)
 
 
 def test_a_chat_style_typo_reaches_its_rule(hr, hr_lexical):
