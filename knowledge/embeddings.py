@@ -206,13 +206,20 @@ def catalog_vector_rows(chunk_size: int = 2000) -> Iterator[tuple[str, bytes]]:
     streamed from the database in no particular order and never held (``index_store`` writes the
     shared vectors file from them): the vectors ``catalog_vectors`` gives the active catalog."""
     return (
-        RevisionEmbedding.objects.filter(
-            revision__package__is_active=True,
-            revision__number=F("revision__package__revision_number"),
-            model_id=retrieval_embeddings.MODEL_ID,
-        )
+        _current_vectors(revision__package__is_active=True)
         .values_list("revision__package__package_id", "vector")
         .iterator(chunk_size=chunk_size)
+    )
+
+
+def _current_vectors(**packages):
+    """Stored vectors of this model for the current revisions (not the history) of the packages
+    ``packages`` filters: one definition for the catalog's load and the shared file's writer, whose
+    keys must agree."""
+    return RevisionEmbedding.objects.filter(
+        revision__number=F("revision__package__revision_number"),
+        model_id=retrieval_embeddings.MODEL_ID,
+        **packages,
     )
 
 
@@ -225,11 +232,7 @@ def catalog_vectors(packages: list[Package]) -> dict[str, memoryview]:
     and this matrix is returned to the system whole (100,000 small objects would stay in the heap)."""
     by_pk = {p.pk: p for p in packages}
     rows = (
-        RevisionEmbedding.objects.filter(
-            revision__package__in=packages,
-            revision__number=F("revision__package__revision_number"),  # current revisions only, not the history
-            model_id=retrieval_embeddings.MODEL_ID,
-        )
+        _current_vectors(revision__package__in=packages)
         .values_list("revision__package_id", "vector")
         .iterator(chunk_size=2000)
     )
