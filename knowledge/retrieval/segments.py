@@ -50,7 +50,8 @@ from .tables import Ragged, StrTable
 # 2: vocabulary as a StrTable (was terms.txt) and the router's per-entry tables.
 # 3: every array in one file (arrays.bin) behind an offset table in meta.json (were ~60 .npy files).
 # 4: the per-entry tables include each body's token estimate (``body_tokens``); same file layout.
-FORMAT = 4
+# 5: string tables hash their keys with XXH3 (was BLAKE2b); same file layout.
+FORMAT = 5
 ARRAYS = ("indptr", "indices", "data", "idf", "doc_freq", "term_max", "lengths", "tf")
 _META = "meta.json"
 _DATA = "arrays.bin"
