@@ -19,7 +19,7 @@ every partial sum is exact, so the summation order does not matter.
 from __future__ import annotations
 
 from array import array
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -31,11 +31,26 @@ from .sorting import sorted_distinct, sorted_unique_counts
 # BM25F fields in the order their terms are first seen (the vocabulary's order).
 FIELDS = ("id", "aliases", "title", "keywords", "summary", "body", "search_terms")
 _IDENTIFIER_FIELDS = frozenset({"id", "aliases"})
-_MULTI_TEXT_FIELDS = frozenset({"keywords", "search_terms"})
 # Entries per numpy counting pass: bounds the transient token arrays (~1M tokens).
 CHUNK_ENTRIES = 4096
 # Entries per tokenizer call within a batch (it changes no id: see ``batch_triplets``).
 TEXT_ENTRIES = 512
+
+
+def _field_text_list(entries: Sequence[EntryLike], name: str) -> list[str]:
+    """One text per entry for a text field (``keywords`` and ``search_terms`` joined by a space: tokens
+    never span whitespace), read by one comprehension per field rather than a call per entry."""
+    if name == "title":
+        return [e.title for e in entries]
+    if name == "summary":
+        return [e.summary for e in entries]
+    if name == "body":
+        return [e.body for e in entries]
+    if name == "keywords":
+        return [" ".join(e.keywords) for e in entries]
+    if name == "search_terms":
+        return [" ".join(getattr(e, "search_terms", ())) for e in entries]
+    return [" ".join(_field_texts(e, name)) for e in entries]
 
 
 def _field_texts(e: EntryLike, name: str) -> Sequence[str]:
@@ -220,12 +235,21 @@ class TermTable:
         new = new[once]
         self.short_ids.insert(heads[new], tails[new], ids[new])
 
-    def identifier_term_ids(self, text: str, ids: array) -> int:
-        terms = analyze_identifier(text)
-        vocabulary = self.vocabulary  # inlined ``_term_id``: 600,000 identifier terms at 100k entries
-        for term in terms:
-            ids.append(vocabulary.setdefault(term, len(vocabulary)))
-        return len(terms)
+    def identifier_term_ids(self, texts_per_entry: Iterable[Sequence[str]]) -> tuple[np.ndarray, np.ndarray]:
+        """Term ids of an ID or alias field (``analyze_identifier`` of each text, in order) and how many each
+        entry has. One loop with its lookups bound once: 600,000 identifier terms at 100k entries."""
+        ids, per_entry = array("i"), array("i")
+        vocabulary, analyze_id = self.vocabulary, analyze_identifier
+        term_id, append, count = vocabulary.setdefault, ids.append, per_entry.append
+        for texts in texts_per_entry:
+            n = 0
+            for text in texts:
+                terms = analyze_id(text)
+                for term in terms:
+                    append(term_id(term, len(vocabulary)))
+                n += len(terms)
+            count(n)
+        return _np(ids, np.int32).astype(np.int64), _np(per_entry, np.int32)
 
     def expand(self, chunk_ids: np.ndarray, docs: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Chunk ids (with their documents) → the term ids they analyze to, in order."""
@@ -316,11 +340,10 @@ def batch_triplets(
         if w == 0:
             continue
         if name in _IDENTIFIER_FIELDS:
-            ids, per_doc = array("i"), array("i")
-            for e in chunk:
-                per_doc.append(sum(table.identifier_term_ids(text, ids) for text in _field_texts(e, name)))
-            terms = _np(ids, np.int32).astype(np.int64)
-            docs = np.repeat(doc_numbers, _np(per_doc, np.int32))
+            terms, per_doc = table.identifier_term_ids(
+                [(e.package_id,) for e in chunk] if name == "id" else [e.aliases for e in chunk]
+            )
+            docs = np.repeat(doc_numbers, per_doc)
         else:
             # A field's texts of one entry joined by a space: tokens never span whitespace.
             # By slices of the batch: a slice's texts are chunked and expanded in order, so chunk and term
@@ -329,10 +352,7 @@ def batch_triplets(
             term_parts, doc_parts = [], []
             for lo in range(0, n_docs, TEXT_ENTRIES):
                 hi = min(lo + TEXT_ENTRIES, n_docs)
-                texts = [
-                    " ".join(_field_texts(e, name)) if name in _MULTI_TEXT_FIELDS else _field_texts(e, name)[0]
-                    for e in chunk[lo:hi]
-                ]
+                texts = _field_text_list(chunk[lo:hi], name)
                 chunk_ids, lens = table.texts_chunks(texts)
                 if name == "body" and body_words is not None:
                     body_words[lo:hi] = lens
