@@ -26,6 +26,7 @@ from django.db.models import F
 from common.text import retrieval_embeddings
 from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding
 from knowledge.retrieval.dense import passage_text, text_digest
+from knowledge.services import catalog_version_bump
 
 logger = logging.getLogger(__name__)
 
@@ -86,7 +87,7 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
                 current or Package.objects.filter(pk=revision.package_id, revision_number=revision.number).exists()
             )
         if current:
-            CatalogState.objects.filter(pk=1).update(version=F("version") + 1)
+            catalog_version_bump()
     return len(pairs)
 
 

@@ -255,6 +255,78 @@ def delta_index(current: RouterIndex, catalog, config: RouterConfig) -> RouterIn
     return index
 
 
+# Set while a router_index_build is queued and not yet started: a burst of edits queues one task.
+BUILD_PENDING_KEY = "knowledge:router_index_build:pending"
+# How long a queued task keeps others from being queued (a lost one: the processes compact after their wait).
+BUILD_PENDING_SECONDS = 600
+# How often a process waiting for the worker's segment looks for it.
+SEGMENT_POLL_SECONDS = 0.25
+
+
+def compact_wait() -> float:
+    """Seconds a process serving an edit through a delta waits for the worker's segment before compacting
+    itself (``KNOWLEDGE_INDEX_COMPACT_WAIT``); 0 without a shared index directory."""
+    if index_dir() is None:
+        return 0.0
+    return max(0.0, float(getattr(settings, "KNOWLEDGE_INDEX_COMPACT_WAIT", 0) or 0))
+
+
+def router_index_build_soon() -> bool:
+    """Queue ``knowledge.router_index_build`` for a committed catalog change; True when queued.
+
+    Not with eager tasks (the build would run inside the request that made the change) nor with
+    ``compact_wait()`` at 0; and not while one is queued and has not started (it will read this change
+    too; the task clears the mark when it starts, so a change made while it runs queues the next one).
+    A broker or cache that cannot be reached queues nothing: the processes compact after their wait."""
+    if compact_wait() <= 0 or getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
+        return False
+    from django.core.cache import cache
+
+    from knowledge.tasks import router_index_build
+
+    try:
+        if not cache.add(BUILD_PENDING_KEY, 1, timeout=BUILD_PENDING_SECONDS):
+            metrics.INDEX_BUILD_QUEUE.labels(outcome=metrics.BUILD_ALREADY_QUEUED).inc()
+            return False
+        try:
+            router_index_build.delay()
+        except Exception:
+            cache.delete(BUILD_PENDING_KEY)
+            raise
+    except Exception as exc:  # a boundary: the edit is committed; the processes compact themselves
+        logger.warning("router_index_build_not_queued error=%s", type(exc).__name__)
+        metrics.INDEX_BUILD_QUEUE.labels(outcome=metrics.BUILD_NOT_QUEUED).inc()
+        return False
+    metrics.INDEX_BUILD_QUEUE.labels(outcome=metrics.BUILD_QUEUED).inc()
+    return True
+
+
+def router_index_build_started() -> None:
+    """The task has started: the next change queues another (it may not be in what this one reads)."""
+    from django.core.cache import cache
+
+    try:
+        cache.delete(BUILD_PENDING_KEY)
+    except Exception as exc:  # the mark expires by itself
+        logger.warning("router_index_build_mark_kept error=%s", type(exc).__name__)
+
+
+def segment_wait(catalog, config: RouterConfig, fingerprint: str, *, timeout: float, wanted) -> bool:
+    """Wait up to ``timeout`` seconds for another process (the Celery task) to publish ``catalog``'s
+    segment; True once it exists. Stops early, False, when ``wanted()`` turns false (a newer change)."""
+    directory = index_dir()
+    if directory is None or timeout <= 0:
+        return False
+    key = catalog_segment_key(entries_digest(catalog.entries), catalog_config(catalog, config), fingerprint)
+    deadline = time.monotonic() + timeout
+    while not segment_exists(directory, key):
+        left = deadline - time.monotonic()
+        if left <= 0 or not wanted():
+            return False
+        time.sleep(min(SEGMENT_POLL_SECONDS, left))
+    return True
+
+
 class CatalogChanged(Exception):
     """The catalog changed while its segment was being written from the database."""
 

@@ -3,7 +3,8 @@ as described in ``explanations.metrics``: counters and histograms only).
 
 What an operator watches on a shared index: how each process got its index (mapping a segment
 another process wrote, writing it, a delta, or a copy in its own memory), how long that took, when
-the shared directory could not be used, and what a route costs with and without the route cache.
+the shared directory could not be used, whether catalog changes queued the worker's build, and what
+a route costs with and without the route cache.
 """
 
 from prometheus_client import Counter, Histogram
@@ -32,6 +33,16 @@ SHARED_UNAVAILABLE = Counter(
     "Times a process could not use the shared index directory and kept its own copy in memory, by part: "
     "segment (BM25 and the per-entry tables) or vectors (the dense signal's entry vectors).",
     ["part"],
+)
+# What a committed catalog change did about the worker's build (``index_store.router_index_build_soon``).
+BUILD_QUEUED = "queued"  # knowledge.router_index_build was queued
+BUILD_ALREADY_QUEUED = "already_queued"  # one was queued and has not started: it reads this change too
+BUILD_NOT_QUEUED = "failed"  # the broker or the cache could not be reached: the processes compact themselves
+INDEX_BUILD_QUEUE = Counter(
+    "contexto_router_index_build_queue",
+    "Catalog changes and the router index build task, by outcome: queued, already_queued (one was waiting "
+    "to start), failed (broker or cache unreachable: the web processes compact after their wait).",
+    ["outcome"],
 )
 ROUTES = Histogram(
     "contexto_router_route_seconds",

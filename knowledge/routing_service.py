@@ -43,7 +43,7 @@ from knowledge.feedback import (
     session_routes_remember,
 )
 from knowledge.feedback_version import FEEDBACK_VERSION_KEY
-from knowledge.index_store import catalog_dense, delta_index, shared_index_build
+from knowledge.index_store import catalog_dense, compact_wait, delta_index, segment_wait, shared_index_build
 from knowledge.models import FetchFeedback
 from knowledge.retrieval.entries import RouterConfig
 from knowledge.retrieval.index import RouterIndex
@@ -187,7 +187,7 @@ class RouterIndexHolder:
         if index is not None and self._current(index, catalog, fingerprint, generation):
             if index.delta_base is not None and not self._background_running():
                 # A delta whose compaction could not start (another build was running): start it now.
-                self._start_background(catalog, config, fingerprint, generation)
+                self._start_background(catalog, config, fingerprint, generation, compaction=True)
             return index, fingerprint
         if index is not None and not self._build_lock.acquire(blocking=False):
             # Another thread is building the new index: keep serving the old one.
@@ -214,7 +214,7 @@ class RouterIndexHolder:
                 self._index = merged
                 self.deltas += 1
                 self.builds += 1
-                self._start_background(catalog, config, fingerprint, generation)  # compaction
+                self._start_background(catalog, config, fingerprint, generation, compaction=True)
                 return merged
         if index is not None and self._start_background(catalog, config, fingerprint, generation):
             return index
@@ -222,8 +222,10 @@ class RouterIndexHolder:
         self._index, self._fingerprint, self._generation = index, fingerprint, generation
         return index
 
-    def _start_background(self, catalog, config, fingerprint: str, generation: int) -> bool:
-        """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted."""
+    def _start_background(self, catalog, config, fingerprint: str, generation: int, *, compaction=False) -> bool:
+        """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted. A
+        ``compaction`` (of a delta) first waits up to ``KNOWLEDGE_INDEX_COMPACT_WAIT`` seconds for the
+        Celery task's segment of that content, queued when the change was committed, and maps it."""
         if not getattr(settings, "KNOWLEDGE_INDEX_BACKGROUND", False):
             return False
         with self._background_lock:
@@ -231,15 +233,17 @@ class RouterIndexHolder:
                 return True  # one at a time: the next question after it finishes catches up
             self._background = threading.Thread(
                 target=self._background_build,
-                args=(catalog, config, fingerprint, generation),
+                args=(catalog, config, fingerprint, generation, compaction),
                 name="router-index-build",
                 daemon=True,
             )
             self._background.start()
         return True
 
-    def _background_build(self, catalog, config, fingerprint: str, generation: int) -> None:
+    def _background_build(self, catalog, config, fingerprint: str, generation: int, compaction=False) -> None:
         try:
+            if compaction and not self._worker_segment(catalog, config):
+                return  # a newer change is served now: its own compaction follows
             index = self._build(catalog, config)
         except Exception:  # a boundary: the current index keeps serving; logged without content
             logger.exception("router_index_background_build_failed version=%s", catalog.version)
@@ -249,6 +253,27 @@ class RouterIndexHolder:
             # Not over a newer catalog's delta: that one's own compaction follows.
             if current is None or current.version < catalog.version or current.source is catalog:
                 self._index, self._fingerprint, self._generation = index, fingerprint, generation
+
+    def _worker_segment(self, catalog, config: RouterConfig) -> bool:
+        """Wait for the worker to write ``catalog``'s segment (``index_store.compact_wait()`` seconds at
+        most; then ``_build`` maps it, or writes it itself); False if a newer catalog came meanwhile."""
+        wait = compact_wait()
+        if wait <= 0:
+            return True
+        started = time.perf_counter()
+
+        def wanted() -> bool:
+            current = self._index
+            return current is None or current.source is catalog
+
+        found = segment_wait(catalog, config, _config_fingerprint(config), timeout=wait, wanted=wanted)
+        logger.info(
+            "router_compaction_waited version=%s found=%s ms=%.1f",
+            catalog.version,
+            found,
+            (time.perf_counter() - started) * 1000,
+        )
+        return found or wanted()
 
     def _background_running(self) -> bool:
         return self._background is not None and self._background.is_alive()

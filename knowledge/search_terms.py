@@ -151,7 +151,7 @@ def search_terms_propose(*, revision_pk: int) -> RevisionSearchTerms | None:
 @transaction.atomic
 def search_terms_accept(*, record: RevisionSearchTerms, terms, acting_user=None) -> RevisionSearchTerms:
     """A curator's accepted (possibly edited) terms: stored with the revision; the catalog version is bumped."""
-    from django.db.models import F
+    from knowledge.services import catalog_version_bump
 
     try:
         accepted = clean_terms(terms)
@@ -163,6 +163,6 @@ def search_terms_accept(*, record: RevisionSearchTerms, terms, acting_user=None)
     record.status = RevisionSearchTerms.Status.ACCEPTED
     record.reviewed_by = acting_user if getattr(acting_user, "pk", None) else None
     record.save()
-    CatalogState.objects.filter(pk=1).update(version=F("version") + 1)
+    catalog_version_bump()
     logger.info("search_terms_accepted revision=%s terms=%d", record.revision_id, len(accepted))
     return record

@@ -48,7 +48,22 @@ def _lock_catalog() -> CatalogState:
 
 
 def _bump_version(state: CatalogState) -> None:
-    CatalogState.objects.filter(pk=state.pk).update(version=F("version") + 1)
+    catalog_version_bump()
+
+
+def catalog_version_bump() -> None:
+    """Move the catalog version, inside the caller's transaction (which holds the catalog state's row lock):
+    every process reloads on its next request. Once committed, the worker is asked to write the new
+    content's shared index (``index_store.router_index_build_soon``: queued when a broker and
+    ``KNOWLEDGE_INDEX_COMPACT_WAIT`` say so, once per burst of changes)."""
+    CatalogState.objects.filter(pk=1).update(version=F("version") + 1)
+    transaction.on_commit(_router_index_build_soon, robust=True)  # a queue that fails never fails the edit
+
+
+def _router_index_build_soon() -> None:
+    from knowledge.index_store import router_index_build_soon  # the router's modules import this one's models
+
+    router_index_build_soon()
 
 
 def _taken_keys(*, exclude_ids: set[str]) -> dict[str, str]:

@@ -4,7 +4,7 @@ from celery import shared_task
 from django.db import InterfaceError, OperationalError
 
 from knowledge.embeddings import embedding_sweep, revision_embedding_compute
-from knowledge.index_store import router_index_prepare
+from knowledge.index_store import router_index_build_started, router_index_prepare
 from knowledge.search_terms import search_terms_propose
 
 # Every knowledge task: acknowledged after it ran (a lost worker's task runs again: each is
@@ -39,5 +39,6 @@ def embedding_sweep_run() -> dict:
 @shared_task(name="knowledge.router_index_build", **_DB_TASK)
 def router_index_build() -> dict:
     """Write the active catalog's shared router segment and entry vectors' file (if missing), so web processes map them
-    instead of writing them."""
+    instead of writing them. Queued on each committed catalog change (``index_store.router_index_build_soon``)."""
+    router_index_build_started()
     return router_index_prepare()

@@ -473,3 +473,11 @@ KNOWLEDGE_INDEX_DELTA_MAX = env.int("KNOWLEDGE_INDEX_DELTA_MAX", default=256)
 KNOWLEDGE_INDEX_BACKGROUND = env.bool("KNOWLEDGE_INDEX_BACKGROUND", default=True)
 # Segments kept on disk (the newest ones); older ones are removed after each write.
 KNOWLEDGE_INDEX_KEEP = env.int("KNOWLEDGE_INDEX_KEEP", default=2)
+# Compaction by the worker: after each catalog change (on commit) the Celery task
+# knowledge.router_index_build is queued to write the new content's segment, and a web
+# process serving that change through a delta waits up to this many seconds for it (then
+# maps it) before compacting itself. 0 (the default without a broker: eager tasks would
+# build inside the request): no task is queued and processes compact at once.
+KNOWLEDGE_INDEX_COMPACT_WAIT = env.float(
+    "KNOWLEDGE_INDEX_COMPACT_WAIT", default=0.0 if CELERY_TASK_ALWAYS_EAGER else 60.0
+)

@@ -52,3 +52,4 @@ KNOWLEDGE_EMBED_ON_SAVE = False
 # (a test starting other processes passes its directory through the environment).
 KNOWLEDGE_INDEX_DIR = Path(os.environ["KNOWLEDGE_INDEX_DIR"]) if os.environ.get("KNOWLEDGE_INDEX_DIR") else None
 KNOWLEDGE_INDEX_BACKGROUND = False
+KNOWLEDGE_INDEX_COMPACT_WAIT = 0  # no worker writes compactions here (the tests of it set it)

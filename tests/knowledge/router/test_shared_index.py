@@ -586,3 +586,144 @@ def test_the_deploy_command_prepares_the_segment_and_the_vectors_and_says_so(cat
     out = StringIO()
     call_command("prepare_router_index", stdout=out)
     assert "KNOWLEDGE_INDEX_DIR is not set" in out.getvalue()
+
+
+# --- compaction by the worker: a change queues the task, a process with a delta maps its segment ---
+
+
+@pytest.fixture
+def queue(settings, shared, monkeypatch):
+    """A broker as in production (tasks not eager, a compaction wait), the task's queueing recorded."""
+    from django.core.cache import cache
+
+    from knowledge import tasks
+
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    settings.KNOWLEDGE_INDEX_COMPACT_WAIT = 30
+    cache.delete(index_store.BUILD_PENDING_KEY)
+    queued = []
+    monkeypatch.setattr(tasks.router_index_build, "delay", lambda: queued.append(1))
+    yield queued
+    cache.delete(index_store.BUILD_PENDING_KEY)
+
+
+def test_a_committed_change_queues_the_worker_build_once_per_burst(
+    catalog, queue, settings, django_capture_on_commit_callbacks
+):
+    outcomes = ("queued", "already_queued", "failed")
+    before = {o: _metric("contexto_router_index_build_queue_total", outcome=o) for o in outcomes}
+    with django_capture_on_commit_callbacks(execute=True):
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: seis dias.")
+    assert queue == [1]
+    with django_capture_on_commit_callbacks(execute=True):  # the queued task has not started: it reads this too
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: sete dias.")
+    assert queue == [1]
+    from knowledge import tasks
+
+    assert tasks.router_index_build.apply().get()["status"] == "built"  # the worker took it and wrote the segment
+    with django_capture_on_commit_callbacks(execute=True):  # so the next change queues another
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: oito dias.")
+    assert queue == [1, 1]
+    counted = {o: _metric("contexto_router_index_build_queue_total", outcome=o) - before[o] for o in outcomes}
+    assert counted == {"queued": 2, "already_queued": 1, "failed": 0}
+
+
+@pytest.mark.parametrize("setting", ["eager", "no wait", "no directory"])
+def test_no_task_is_queued_with_eager_tasks_no_wait_or_no_index_directory(
+    catalog, queue, settings, setting, django_capture_on_commit_callbacks
+):
+    if setting == "eager":
+        settings.CELERY_TASK_ALWAYS_EAGER = True  # the build would run inside the curator's request
+    elif setting == "no wait":
+        settings.KNOWLEDGE_INDEX_COMPACT_WAIT = 0
+    else:
+        settings.KNOWLEDGE_INDEX_DIR = None
+    with django_capture_on_commit_callbacks(execute=True):
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: seis dias.")
+    assert queue == []
+
+
+def test_a_broker_that_cannot_be_reached_never_fails_the_edit(
+    catalog, queue, monkeypatch, django_capture_on_commit_callbacks
+):
+    from knowledge import tasks
+
+    def unreachable():
+        raise ConnectionError("broker down")
+
+    monkeypatch.setattr(tasks.router_index_build, "delay", unreachable)
+    failed = _metric("contexto_router_index_build_queue_total", outcome="failed")
+    with django_capture_on_commit_callbacks(execute=True):
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: nove dias.")
+    assert Package.objects.get(package_id="DELIVERY_TIMELINES").content()["body"] == "Prazo do Sanger: nove dias."
+    assert _metric("contexto_router_index_build_queue_total", outcome="failed") == failed + 1
+    monkeypatch.setattr(tasks.router_index_build, "delay", lambda: queue.append(1))
+    with django_capture_on_commit_callbacks(execute=True):  # the mark was not left behind: the next one queues
+        _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: dez dias.")
+    assert queue == [1]
+
+
+def _no_write_in_the_background(monkeypatch):
+    """segment_build refused on the holder's background thread (the worker, in the test's thread, may write)."""
+
+    def guarded(*args, **kwargs):
+        if threading.current_thread().name == "router-index-build":
+            raise AssertionError("the process compacted itself instead of mapping the worker's segment")
+        return segment_build(*args, **kwargs)
+
+    monkeypatch.setattr(index_store, "segment_build", guarded)
+
+
+def test_a_delta_is_compacted_by_mapping_the_segment_the_worker_writes(catalog, queue, settings, monkeypatch):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    holder = RouterIndexHolder()
+    holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: onze dias.")
+    _no_write_in_the_background(monkeypatch)
+    mapped = _metric("contexto_router_index_ready_total", how="mapped")
+    merged, _ = holder.get()
+    assert merged.delta_base is not None
+    time.sleep(0.6)
+    assert holder._background_running()  # waiting for the worker, serving the delta meanwhile
+    assert index_store.router_index_prepare()["status"] == "built"  # the worker
+    holder.wait_background(30)
+    compacted, _ = holder.get()
+    assert compacted.delta_base is None and compacted.version == merged.version
+    assert is_mapped(compacted.bm25._postings.data)
+    assert _ranked(compacted) == _ranked(merged)
+    assert _metric("contexto_router_index_ready_total", how="mapped") == mapped + 1
+
+
+def test_without_the_worker_the_process_compacts_itself_after_its_wait(catalog, queue, settings):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    settings.KNOWLEDGE_INDEX_COMPACT_WAIT = 0.5
+    holder = RouterIndexHolder()
+    holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: doze dias.")
+    written = _metric("contexto_router_index_ready_total", how="written")
+    merged, _ = holder.get()
+    holder.wait_background(30)
+    compacted, _ = holder.get()
+    assert compacted.delta_base is None and _ranked(compacted) == _ranked(merged)
+    assert _metric("contexto_router_index_ready_total", how="written") == written + 1
+
+
+def test_a_newer_change_ends_the_wait_and_its_own_compaction_follows(catalog, queue, settings, monkeypatch):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    holder = RouterIndexHolder()
+    holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: treze dias.")
+    first, _ = holder.get()
+    time.sleep(0.3)
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: catorze dias.")
+    second, _ = holder.get()  # a delta of the newer catalog: the first wait is no longer wanted
+    assert second is not first and second.delta_base is not None
+    holder.wait_background(5)
+    assert not holder._background_running()  # ended within a poll, built nothing
+    _no_write_in_the_background(monkeypatch)
+    again, _ = holder.get()  # the newer delta's compaction starts: it waits for the worker in turn
+    assert again is second and holder._background_running()
+    assert index_store.router_index_prepare()["status"] == "built"
+    holder.wait_background(30)
+    compacted, _ = holder.get()
+    assert compacted.delta_base is None and compacted.version == second.version
