@@ -278,12 +278,12 @@ def router_index_build_soon() -> bool:
     ``compact_wait()`` at 0; and not while one is queued and has not started (it will read this change
     too; the task clears the mark when it starts, so a change made while it runs queues the next one).
     A broker or cache that cannot be reached queues nothing: the processes compact after their wait."""
-    if compact_wait() <= 0 or getattr(settings, "CELERY_TASK_ALWAYS_EAGER", False):
-        return False
     from django.core.cache import cache
 
     from knowledge.tasks import router_index_build
 
+    if compact_wait() <= 0 or router_index_build.app.conf.task_always_eager:
+        return False
     try:
         if not cache.add(BUILD_PENDING_KEY, 1, timeout=BUILD_PENDING_SECONDS):
             metrics.INDEX_BUILD_QUEUE.labels(outcome=metrics.BUILD_ALREADY_QUEUED).inc()

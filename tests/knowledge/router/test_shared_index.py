@@ -598,12 +598,15 @@ def queue(settings, shared, monkeypatch):
 
     from knowledge import tasks
 
-    settings.CELERY_TASK_ALWAYS_EAGER = False
+    conf = tasks.router_index_build.app.conf
+    eager = conf.task_always_eager
+    conf.task_always_eager = False  # Celery's settings object: set and put back, not monkeypatched
     settings.KNOWLEDGE_INDEX_COMPACT_WAIT = 30
     cache.delete(index_store.BUILD_PENDING_KEY)
     queued = []
     monkeypatch.setattr(tasks.router_index_build, "delay", lambda: queued.append(1))
     yield queued
+    conf.task_always_eager = eager
     cache.delete(index_store.BUILD_PENDING_KEY)
 
 
@@ -632,8 +635,10 @@ def test_a_committed_change_queues_the_worker_build_once_per_burst(
 def test_no_task_is_queued_with_eager_tasks_no_wait_or_no_index_directory(
     catalog, queue, settings, setting, django_capture_on_commit_callbacks
 ):
-    if setting == "eager":
-        settings.CELERY_TASK_ALWAYS_EAGER = True  # the build would run inside the curator's request
+    from knowledge import tasks
+
+    if setting == "eager":  # the build would run inside the curator's request (the fixture puts it back)
+        tasks.router_index_build.app.conf.task_always_eager = True
     elif setting == "no wait":
         settings.KNOWLEDGE_INDEX_COMPACT_WAIT = 0
     else:
