@@ -522,6 +522,7 @@ def run(args, database_url: str) -> dict:
             "model": process_cpu_seconds(model.pid),
             "redis": process_cpu_seconds(redis.pid),
         }
+        workers_before = {pid: process_cpu_seconds(pid, children=False) for pid in worker_pids(gunicorn.pid)}
         own_before = resource.getrusage(resource.RUSAGE_SELF)
         machine_before = machine_cpu_ticks()
         wall_started = time.monotonic()
@@ -542,6 +543,12 @@ def run(args, database_url: str) -> dict:
         }
         cpu = cpu_report(cpu, result["turns_accepted"])
         cpu["wall_s"] = round(wall, 1)
+        # Each gunicorn worker's share: a kept-alive client stays with the worker that accepted it, so
+        # the split shows whether one worker (one core's worth of Python, the GIL) carried the run.
+        cpu["gunicorn_workers_s"] = sorted(
+            (round(process_cpu_seconds(pid, children=False) - before, 2) for pid, before in workers_before.items()),
+            reverse=True,
+        )
         # every process on the machine (PostgreSQL, Redis, other people's work included)
         cpu["machine_busy_pct"] = round(
             100 * (machine_after[0] - machine_before[0]) / max(1, machine_after[1] - machine_before[1]), 1
