@@ -48,6 +48,7 @@ def _lock_catalog() -> CatalogState:
 
 
 def _bump_version(state: CatalogState) -> None:
+    """``catalog_version_bump`` for a service that took the catalog lock (``state``, from ``_lock_catalog``)."""
     catalog_version_bump()
 
 
