@@ -147,7 +147,7 @@ def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, forc
     """The index and how it was made ready (``knowledge.metrics``: mapped, written or memory)."""
     directory = index_dir()
     if directory is None:
-        return RouterIndex(catalog.entries, config=config, version=catalog.version), metrics.HOW_MEMORY
+        return _memory_index(catalog, config), metrics.HOW_MEMORY
     try:
         return _segment_index_build(catalog, config, fingerprint, directory, force=force)
     except (OSError, SegmentError) as exc:
@@ -155,11 +155,15 @@ def _shared_index_build(catalog, config: RouterConfig, fingerprint: str, *, forc
         # cannot be written or read back must not take routing down. This process builds in memory.
         logger.warning("router_segment_unavailable version=%s error=%s", catalog.version, type(exc).__name__)
         metrics.SHARED_UNAVAILABLE.labels(part="segment").inc()
-        return RouterIndex(catalog.entries, config=config, version=catalog.version), metrics.HOW_MEMORY
+        return _memory_index(catalog, config), metrics.HOW_MEMORY
+
+
+def _memory_index(catalog, config: RouterConfig) -> RouterIndex:
+    return RouterIndex(catalog.entries, config=config, version=catalog.version, content_digest=catalog.content_digest)
 
 
 def _segment_index_build(catalog, config: RouterConfig, fingerprint: str, directory: Path, *, force: bool):
-    digest = entries_digest(catalog.entries)
+    digest = catalog.content_digest
     key = catalog_segment_key(digest, config, fingerprint)
     if not force:
         index = _open(catalog, config, directory, key, digest)
@@ -317,7 +321,7 @@ def segment_wait(catalog, config: RouterConfig, fingerprint: str, *, timeout: fl
     directory = index_dir()
     if directory is None or timeout <= 0:
         return False
-    key = catalog_segment_key(entries_digest(catalog.entries), catalog_config(catalog, config), fingerprint)
+    key = catalog_segment_key(catalog.content_digest, catalog_config(catalog, config), fingerprint)
     deadline = time.monotonic() + timeout
     while not segment_exists(directory, key):
         left = deadline - time.monotonic()

@@ -161,6 +161,9 @@ class RouterIndexHolder:
     ``KNOWLEDGE_INDEX_BACKGROUND`` on, full builds (and the compaction that
     follows a delta) run in a background thread while the current index keeps
     answering; only a process with no index at all waits (its first question).
+    A committed change also queued the Celery task that writes its segment: the
+    compaction, and the full build of a change too big for a delta, first wait
+    for that segment (``KNOWLEDGE_INDEX_COMPACT_WAIT``) and map it.
     """
 
     def __init__(self):
@@ -172,6 +175,9 @@ class RouterIndexHolder:
         # Checking "is a background build running?" and starting one is one step: request threads
         # reach it concurrently (a delta's compaction), and only one build may start.
         self._background_lock = threading.Lock()
+        # The newest active catalog a question has seen: a background wait for the worker's segment of an
+        # older one ends when this moves on.
+        self._seen = None
         self.builds = 0
         self.deltas = 0
 
@@ -182,12 +188,13 @@ class RouterIndexHolder:
     def get(self, generation: int = 0) -> tuple[RouterIndex, str]:
         """The index for the active catalog; ``generation`` (bumped by ``reindex``) forces a rebuild."""
         catalog = get_active_catalog()  # one indexed query when nothing changed
+        self._seen = catalog
         config, fingerprint = router_config_with_fingerprint()
         index = self._index
         if index is not None and self._current(index, catalog, fingerprint, generation):
             if index.delta_base is not None and not self._background_running():
                 # A delta whose compaction could not start (another build was running): start it now.
-                self._start_background(catalog, config, fingerprint, generation, compaction=True)
+                self._start_background(catalog, config, fingerprint, generation, worker_first=True)
             return index, fingerprint
         if index is not None and not self._build_lock.acquire(blocking=False):
             # Another thread is building the new index: keep serving the old one.
@@ -214,18 +221,23 @@ class RouterIndexHolder:
                 self._index = merged
                 self.deltas += 1
                 self.builds += 1
-                self._start_background(catalog, config, fingerprint, generation, compaction=True)
+                self._start_background(catalog, config, fingerprint, generation, worker_first=True)
                 return merged
-        if index is not None and self._start_background(catalog, config, fingerprint, generation):
+        # A content change too big for a delta: its commit queued the worker's build too (not a settings change
+        # or ``reindex``, which queue nothing).
+        changed = index is not None and index.version != catalog.version and self._fingerprint == fingerprint
+        changed = changed and self._generation == generation
+        if index is not None and self._start_background(catalog, config, fingerprint, generation, worker_first=changed):
             return index
         index = self._build(catalog, config)
         self._index, self._fingerprint, self._generation = index, fingerprint, generation
         return index
 
-    def _start_background(self, catalog, config, fingerprint: str, generation: int, *, compaction=False) -> bool:
-        """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted. A
-        ``compaction`` (of a delta) first waits up to ``KNOWLEDGE_INDEX_COMPACT_WAIT`` seconds for the
-        Celery task's segment of that content, queued when the change was committed, and maps it."""
+    def _start_background(self, catalog, config, fingerprint: str, generation: int, *, worker_first=False) -> bool:
+        """Build ``catalog``'s full index in a thread, then swap it in if it is still wanted. With
+        ``worker_first`` (a delta's compaction, or a catalog change too big for a delta) the thread first
+        waits up to ``KNOWLEDGE_INDEX_COMPACT_WAIT`` seconds for the Celery task's segment of that content,
+        queued when the change was committed, and maps it."""
         if not getattr(settings, "KNOWLEDGE_INDEX_BACKGROUND", False):
             return False
         with self._background_lock:
@@ -233,17 +245,17 @@ class RouterIndexHolder:
                 return True  # one at a time: the next question after it finishes catches up
             self._background = threading.Thread(
                 target=self._background_build,
-                args=(catalog, config, fingerprint, generation, compaction),
+                args=(catalog, config, fingerprint, generation, worker_first),
                 name="router-index-build",
                 daemon=True,
             )
             self._background.start()
         return True
 
-    def _background_build(self, catalog, config, fingerprint: str, generation: int, compaction=False) -> None:
+    def _background_build(self, catalog, config, fingerprint: str, generation: int, worker_first=False) -> None:
         try:
-            if compaction and not self._worker_segment(catalog, config):
-                return  # a newer change is served now: its own compaction follows
+            if worker_first and not self._worker_segment(catalog, config):
+                return  # a newer change has been seen: its own delta or build follows
             index = self._build(catalog, config)
         except Exception:  # a boundary: the current index keeps serving; logged without content
             logger.exception("router_index_background_build_failed version=%s", catalog.version)
@@ -263,8 +275,8 @@ class RouterIndexHolder:
         started = time.perf_counter()
 
         def wanted() -> bool:
-            current = self._index
-            return current is None or current.source is catalog
+            seen = self._seen
+            return seen is None or seen is catalog
 
         found = segment_wait(catalog, config, _config_fingerprint(config), timeout=wait, wanted=wanted)
         logger.info(

@@ -732,3 +732,61 @@ def test_a_newer_change_ends_the_wait_and_its_own_compaction_follows(catalog, qu
     holder.wait_background(30)
     compacted, _ = holder.get()
     assert compacted.delta_base is None and compacted.version == second.version
+
+
+def test_a_change_too_big_for_a_delta_maps_the_segment_the_worker_writes(catalog, queue, settings, monkeypatch):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    settings.KNOWLEDGE_INDEX_DELTA_MAX = 0  # every change needs a full build
+    holder = RouterIndexHolder()
+    old, _ = holder.get()
+    _edit_body("DELIVERY_TIMELINES", "Prazo do Sanger: quinze dias.")
+    _no_write_in_the_background(monkeypatch)
+    mapped = _metric("contexto_router_index_ready_total", how="mapped")
+    served, _ = holder.get()
+    assert served is old  # the old catalog answers while the new one's segment is made
+    time.sleep(0.6)
+    assert holder._background_running()  # waiting for the worker, not building
+    assert index_store.router_index_prepare()["status"] == "built"  # the worker
+    holder.wait_background(30)
+    new, _ = holder.get()
+    assert new.version > old.version and new.delta_base is None
+    assert is_mapped(new.bm25._postings.data)
+    assert [e.body for e in new.entries if e.package_id == "DELIVERY_TIMELINES"] == ["Prazo do Sanger: quinze dias."]
+    assert _metric("contexto_router_index_ready_total", how="mapped") == mapped + 1
+
+
+def test_a_settings_change_is_built_at_once_without_waiting_for_the_worker(catalog, queue, settings):
+    settings.KNOWLEDGE_INDEX_BACKGROUND = True
+    holder = RouterIndexHolder()
+    old, _ = holder.get()
+    settings.KNOWLEDGE_ROUTER_RRF_K = 30  # a new fingerprint: nothing was committed, no task is coming
+    written = _metric("contexto_router_index_ready_total", how="written")
+    served, fingerprint = holder.get()
+    assert served is old
+    holder.wait_background(5)
+    assert not holder._background_running()  # built within the 5 s, not after the 30 s wait
+    new, new_fingerprint = holder.get()
+    assert new is not old and new_fingerprint != fingerprint
+    assert _metric("contexto_router_index_ready_total", how="written") == written + 1
+
+
+def test_the_catalog_digest_is_taken_once_for_the_wait_and_the_build(catalog, shared, monkeypatch):
+    from knowledge import catalog as catalog_module
+    from knowledge.catalog import Catalog
+
+    active = get_active_catalog()
+    snapshot = Catalog.build(active.version, list(active.entries), active.synonyms, active.vectors)
+    calls = []
+
+    def counted(entries):
+        calls.append(1)
+        return entries_digest(entries)
+
+    monkeypatch.setattr(catalog_module, "entries_digest", counted)
+    monkeypatch.setattr(index_store, "entries_digest", counted)
+    config = router_config()
+    fingerprint = _config_fingerprint(config)
+    assert not index_store.segment_wait(snapshot, config, fingerprint, timeout=0.01, wanted=lambda: True)
+    index = index_store.shared_index_build(snapshot, config, fingerprint)
+    assert index.content_digest == snapshot.content_digest == entries_digest(active.entries)
+    assert calls == [1]  # 0.6 s at 100k entries, once per catalog snapshot
