@@ -155,6 +155,11 @@ GRIDS = {
         "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],
         "multipart_lexical_rank": [0, 3],
     },
+    # A one-part message's best: full body when words and meaning agree on it (shaping._agreed_full).
+    "agreed": {
+        "agreed_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05, 0.06],
+        "agreed_lexical_rank": [0, 1, 3],
+    },
     # The dense top's lead over the runner-up that ranks it once more, and that ranking's weight.
     "margin": {
         "dense_margin": [9.0, 0.01, 0.015, 0.02, 0.03, 0.04],

@@ -133,9 +133,12 @@ class RouterConfig:
     dense_veto_rank: int = 5
     # In a message of several parts, a part's best entry gets a full body when it is also the
     # part's dense top (lift >= this) and in the top ``multipart_lexical_rank`` by BM25 or
-    # keywords (0: not required; signals._multipart_candidate). > 2: off.
+    # keywords (0: not required; signals._agreement). > 2: off.
     multipart_full_lift: float = 0.02
     multipart_lexical_rank: int = 3
+    # The same for a message of one part (a paraphrase: few of its words are its entry's). > 2: off.
+    agreed_full_lift: float = 9.0
+    agreed_lexical_rank: int = 3
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2

@@ -279,17 +279,25 @@ def _fill_full(
 
 
 _MULTIPART_NOTE = ("multipart", 1, "its part's best by words and by meaning")
+_AGREED_NOTE = ("agreed", 1, "the best by words and by meaning")
 
 
-def _multipart_full(outcomes: list[PartOutcome]) -> None:
-    """Each part's best entry, when words and meaning agree on it, may arrive in full (signals._multipart_candidate)."""
+def _agreed_full(index: RouterIndex, outcomes: list[PartOutcome]) -> None:
+    """Each part's best entry, when words and meaning agree on it, may arrive in full (signals._agreement)."""
+    cfg = index.config
+    several = len(outcomes) > 1
+    floor = cfg.multipart_full_lift if several else cfg.agreed_full_lift
+    depth = cfg.multipart_lexical_rank if several else cfg.agreed_lexical_rank
+    note = _MULTIPART_NOTE if several else _AGREED_NOTE
     for o in outcomes:
-        c = o.multipart_candidate
-        if c is None or c in o.eligible or not o.fused:
+        a = o.agreement
+        if a is None or a.lift < floor or a.entry in o.eligible or not o.fused:
             continue
-        if c == max(o.fused, key=lambda i: (o.fused[i], -i)):
-            o.eligible.add(c)
-            o.why.setdefault(c, []).append(_MULTIPART_NOTE)
+        if depth and not 0 < a.lexical_rank <= depth:
+            continue
+        if a.entry == max(o.fused, key=lambda i: (o.fused[i], -i)):
+            o.eligible.add(a.entry)
+            o.why.setdefault(a.entry, []).append(note)
 
 
 def _strict_rules(index: RouterIndex) -> frozenset[int]:
@@ -328,8 +336,7 @@ def shape(
     per_part_budget = cfg.budget_tokens if budget_tokens is None else budget_tokens
     per_part_max = cfg.max_full_per_part if max_full is None else max_full
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
-    if n_parts > 1:
-        _multipart_full(outcomes)
+    _agreed_full(index, outcomes)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
 
     entries = index.entries

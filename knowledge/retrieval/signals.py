@@ -78,6 +78,16 @@ def note_as_dict(note: Note) -> dict[str, Any]:
     return out
 
 
+@dataclass(frozen=True)
+class Agreement:
+    """A part's dense top (never a procedure): its lift over the catalog's mean cosine and its best rank by
+    BM25 or keywords (0: found by neither)."""
+
+    entry: int
+    lift: float
+    lexical_rank: int
+
+
 @dataclass
 class PartOutcome:
     text: str
@@ -91,8 +101,9 @@ class PartOutcome:
     features: dict[int, np.ndarray] = field(default_factory=dict)
     # Entries fetch feedback promoted (the only signal that writes a "feedback" reason).
     promoted: frozenset[int] = frozenset()
-    # Full body when it is this part's best in a message of several parts (_multipart_candidate).
-    multipart_candidate: int | None = None
+    # The entry words and meaning agree on (_agreement): a full body when it is the part's best and
+    # clears the lift and lexical rank of its message's kind (shaping._agreed_full).
+    agreement: Agreement | None = None
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -649,28 +660,26 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
         signals.eligible.add(top)
 
 
-def _multipart_candidate(index: RouterIndex, signals: _Signals) -> int | None:
-    """The entry words and meaning agree on (dense first with some lift, top 3 by BM25 or keywords).
+def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
+    """The part's dense top, with what shaping needs to judge whether words and meaning agree on it.
 
-    Shaping gives it a full body when it is also its part's best and the message has several
-    parts (shaping.shape): a part of a longer message is short, so its coverage rarely reaches
-    the full threshold even when every signal points at one entry.
+    Shaping gives it a full body when it is also the part's best and clears the lift and lexical rank
+    set for its message's kind (``multipart_*`` with several parts, ``agreed_*`` with one;
+    shaping._agreed_full): a part of a longer message is short, and a paraphrase shares few of its
+    entry's words, so neither reaches the coverage a full body otherwise needs even when every signal
+    points at one entry.
     """
     cfg = index.config
     lift = signals.dense_top_lift
-    if lift is None or lift < cfg.multipart_full_lift:
+    if lift is None or lift < min(cfg.multipart_full_lift, cfg.agreed_full_lift):
         return None
     top = signals.rankings["dense"][0]
-    depth = cfg.multipart_lexical_rank
     if index.entries[top].kind == KIND_PROCEDURE:
         return None
-    if (
-        depth
-        and top not in signals.rankings.get("bm25", ())[:depth]
-        and top not in signals.rankings.get("keyword", ())[:depth]
-    ):
-        return None
-    return top
+    ranks = [
+        r.index(top) + 1 for r in (signals.rankings.get("bm25", ()), signals.rankings.get("keyword", ())) if top in r
+    ]
+    return Agreement(top, lift, min(ranks, default=0))
 
 
 # Signals whose full-body eligibility the dense meaning check never takes away.
@@ -837,5 +846,5 @@ def route_part(
         base_ranking,
         features,
         frozenset(signals.rankings.get("feedback", ())),
-        _multipart_candidate(index, signals),
+        _agreement(index, signals),
     )

@@ -39,4 +39,21 @@ def test_each_parts_best_arrives_in_full_when_words_and_meaning_agree(university
 def test_a_one_part_question_is_not_given_the_multipart_rule(university):
     entries, dense = university
     one = RouterIndex(entries, dense=dense).route("When is the December graduation ceremony?")
-    assert not any(n["signal"] == "multipart" for d in one.full for n in d.why)
+    assert not any(n["signal"] in ("multipart", "agreed") for d in one.full for n in d.why)
+    assert one.full_ids == []  # listed: the one-part rule is off
+
+
+def test_the_one_part_rule_is_off_by_default_and_gives_a_meaning_only_first_entry_its_body_when_on():
+    # Measured and not shipped (docs/retrieval.md, "A full body for a first entry only the meaning
+    # found"): every leave-one-catalog-out fold chose it off. A saas dev-split paraphrase.
+    entries = load_package_folder(CATALOGS / "saas" / "packages")
+    dense = dense_of("saas", entries)
+    question = "Dá pra cobrar um acréscimo de quem quita depois do vencimento?"
+    shipped = RouterIndex(entries, dense=dense).route(question)
+    assert shipped.ranked()[0].id == "LATE_FEES" and shipped.full_ids == []
+    on = replace(RouterConfig(), agreed_full_lift=0.04, agreed_lexical_rank=0)
+    result = RouterIndex(entries, config=on, dense=dense).route(question)
+    assert result.full_ids == ["LATE_FEES"]
+    assert any(n["signal"] == "agreed" for n in result.full[0].why)
+    lexical = replace(on, agreed_lexical_rank=3)  # found by meaning alone: no lexical rank to agree with
+    assert RouterIndex(entries, config=lexical, dense=dense).route(question).full_ids == []
