@@ -126,6 +126,7 @@ def _router_config_read() -> RouterConfig:
         full_coverage=float(getattr(settings, "KNOWLEDGE_FULL_COVERAGE", default.full_coverage)),
         unknown_term_weight=float(getattr(settings, "KNOWLEDGE_UNKNOWN_TERM_WEIGHT", default.unknown_term_weight)),
         full_relative_fused=float(getattr(settings, "KNOWLEDGE_FULL_RELATIVE_FUSED", default.full_relative_fused)),
+        weak_lexical_factor=float(getattr(settings, "KNOWLEDGE_WEAK_LEXICAL_FACTOR", default.weak_lexical_factor)),
         feedback_min_weight=float(getattr(settings, "KNOWLEDGE_FEEDBACK_MIN_WEIGHT", default.feedback_min_weight)),
         lexicon_weight=float(getattr(settings, "KNOWLEDGE_LEXICON_WEIGHT", default.lexicon_weight)),
         cognate_weight=float(getattr(settings, "KNOWLEDGE_COGNATE_WEIGHT", default.cognate_weight)),

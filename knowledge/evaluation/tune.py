@@ -160,6 +160,9 @@ GRIDS = {
         "agreed_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05, 0.06],
         "agreed_lexical_rank": [0, 1, 3],
     },
+    "weak": {
+        "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],
+    },
     # The dense top's lead over the runner-up that ranks it once more, and that ranking's weight.
     "margin": {
         "dense_margin": [9.0, 0.01, 0.015, 0.02, 0.03, 0.04],

@@ -133,6 +133,9 @@ class _Signals:
     bm25_relative: dict[int, float] = field(default_factory=dict)
     # Coverage of each BM25 hit kept (the dense gate reads the best one's).
     bm25_coverage: dict[int, float] = field(default_factory=dict)
+    # Lexical hits below the full-body threshold, per signal, as (rank, entry) (damped in fusion by
+    # ``weak_lexical_factor``).
+    weak: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     dense_sims: tuple[np.ndarray, float] | None = None
     # The dense top entry's lift over the catalog's mean cosine (None: the part was not embedded).
     dense_top_lift: float | None = None
@@ -553,6 +556,7 @@ def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_cov
     entry_keywords = index.entry_keywords
     eligible, why = signals.eligible, signals.why
     why_get = why.get
+    weak: list[tuple[int, int]] = []
     for r, ((i, _score), cov) in enumerate(zip(hits, kw_coverage), 1):
         ranking.append(i)
         strong = cov >= full_coverage
@@ -565,6 +569,10 @@ def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_cov
             notes.append(note)
         if strong:
             eligible.add(i)
+        else:
+            weak.append((r, i))
+    if weak:
+        signals.weak["keyword"] = weak
 
 
 def _bm25_signal(
@@ -578,6 +586,7 @@ def _bm25_signal(
     eligible, why, relative, coverages = signals.eligible, signals.why, signals.bm25_relative, signals.bm25_coverage
     why_get = why.get
     ranked: list[int] = []
+    weak: list[tuple[int, int]] = []
     for j, (i, score) in enumerate(hits, start=offset):
         cov = covered[j]
         if cov < listed_coverage:
@@ -596,6 +605,10 @@ def _bm25_signal(
             notes.append(note)
         if strong:
             eligible.add(i)
+        else:
+            weak.append((len(ranked), i))
+    if weak:
+        signals.weak["bm25"] = weak
     if ranked:
         signals.rankings["bm25"] = ranked
 
@@ -658,6 +671,16 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
         signals.note(top, "dense_margin", 1, f"closer than any other entry by {margin:.3f}")
     if sim - mean >= cfg.dense_full_lift and index.entries[top].kind != KIND_PROCEDURE:
         signals.eligible.add(top)
+
+
+def _damp_weak(cfg, signals: _Signals, fused: dict[int, float]) -> None:
+    """A lexical hit below the full-body threshold counts ``weak_lexical_factor`` of its rank's share."""
+    k = cfg.rrf_k
+    for name, weak in signals.weak.items():
+        cut = (1.0 - cfg.weak_lexical_factor) * cfg.weights.get(name, 0.0)
+        if cut:
+            for rank, i in weak:
+                fused[i] -= cut / (k + rank)
 
 
 def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
@@ -833,6 +856,8 @@ def route_part(
             feedback[pid] = max(feedback.get(pid, 0.0), w)
     _feedback_signal(index, signals, feedback)
     fused = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k)
+    if index.config.weak_lexical_factor != 1.0 and signals.weak:
+        _damp_weak(index.config, signals, fused)
     fused = _wikilink_signal(index, signals, fused)
     features = _rerank_signal(index, signals, content, fused)
     return PartOutcome(

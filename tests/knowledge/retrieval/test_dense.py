@@ -69,7 +69,9 @@ def test_a_paraphrase_sharing_no_word_with_the_entry_arrives_in_full(hr, hr_lexi
 
 @pytest.fixture(scope="module")
 def saas_pair():
-    """The saas catalog routed with the shipped e5 + USE vectors, and with e5's alone at e5's settings."""
+    """The saas catalog routed with the shipped e5 + USE vectors, and with e5's alone at e5's settings; both
+    with weak lexical hits at full weight, as the encoders were compared (the damping came later and moves
+    the typo below: docs/retrieval.md, "Weak lexical hits")."""
     entries = load_package_folder(CATALOGS / "saas" / "packages")
     e5_only = DenseIndex(
         embeddings.embed_passages([passage_text(e) for e in entries]),
@@ -77,8 +79,12 @@ def saas_pair():
         embed_query=embeddings.embed_query,
         model_id=embeddings.MODEL_ID,
     )
-    e5_config = replace(RouterConfig(), dense_full_lift=0.06, dense_veto_lift=0.025)
-    return RouterIndex(entries, dense=dense_of("saas", entries)), RouterIndex(entries, config=e5_config, dense=e5_only)
+    joined_config = replace(RouterConfig(), weak_lexical_factor=1.0)
+    e5_config = replace(joined_config, dense_full_lift=0.06, dense_veto_lift=0.025)
+    return (
+        RouterIndex(entries, config=joined_config, dense=dense_of("saas", entries)),
+        RouterIndex(entries, config=e5_config, dense=e5_only),
+    )
 
 
 @pytest.mark.parametrize(
@@ -122,14 +128,18 @@ def test_the_second_encoder_puts_first_what_e5_alone_ranks_below_another(saas_pa
 def test_a_dense_top_clear_of_the_runner_up_is_ranked_first(catalog, question, expected, without):
     # The dense top leads the second entry by more than ``dense_margin`` (0.02): ranked once more
     # ("dense_margin"), it is no longer outvoted by the lexical signals' pick.
+    # Measured with weak lexical hits at full weight, as the margin was chosen: their damping (shipped
+    # since) answers these questions too, so it is held off to show what the margin does on its own.
     index = _index(catalog)
-    off = RouterIndex(index.entries, config=replace(RouterConfig(), dense_margin=9.0), dense=index.dense)
+    assert index.route(question).ranked()[0].id == expected  # shipped: both
+    base = replace(RouterConfig(), weak_lexical_factor=1.0)
+    off = RouterIndex(index.entries, config=replace(base, dense_margin=9.0), dense=index.dense)
     assert [d.id for d in off.route(question).ranked()][0] == without
-    first = index.route(question).ranked()[0]
+    first = RouterIndex(index.entries, config=base, dense=index.dense).route(question).ranked()[0]
     assert first.id == expected
     assert any(n["signal"] == "dense_margin" for n in first.why)
     # Weight 0 (``KNOWLEDGE_ROUTER_WEIGHTS``) turns it off: the order and the reasons given.
-    config = replace(RouterConfig(), weights={**RouterConfig().weights, "dense_margin": 0.0})
+    config = replace(base, weights={**RouterConfig().weights, "dense_margin": 0.0})
     zero = RouterIndex(index.entries, config=config, dense=index.dense).route(question).ranked()
     assert zero[0].id == without
     assert not any(n["signal"] == "dense_margin" for d in zero for n in d.why)
