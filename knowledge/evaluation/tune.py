@@ -163,6 +163,15 @@ GRIDS = {
     "weak": {
         "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],
     },
+    # The damping with the dense signal's weights re-chosen around it.
+    "weak_dense": {
+        "weak_lexical_factor": [0.25, 0.5],
+        "weights": [{**DEFAULT_WEIGHTS, "dense": d, "dense_margin": m} for d in (2.0, 3.0) for m in (2.0, 3.0)],
+    },
+    # How far above the catalog's mean cosine an entry must stand to be ranked by meaning at all.
+    "dense_floor": {
+        "dense_floor": [0.0, 0.01, 0.02, 0.03, 0.04],
+    },
     # The dense top's lead over the runner-up that ranks it once more, and that ranking's weight.
     "margin": {
         "dense_margin": [9.0, 0.01, 0.015, 0.02, 0.03, 0.04],
