@@ -316,6 +316,11 @@ KNOWLEDGE_FEEDBACK_VECTOR_SIMILARITY = 0.86
 # (KNOWLEDGE_COGNATE_WEIGHT, KNOWLEDGE_SYNONYM_WEIGHT override them).
 KNOWLEDGE_CATALOG_LANGUAGE = env.str("KNOWLEDGE_CATALOG_LANGUAGE", default="pt")
 KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
+# A keyword or BM25 hit below the full-body threshold keeps this share of its rank's fused score
+# (RouterConfig's default, 0.25, chosen by leave-one-catalog-out; docs/retrieval.md, "Weak lexical
+# hits"); 1: ranks alone. Set here only when the environment names it.
+if env.str("KNOWLEDGE_WEAK_LEXICAL_FACTOR", default=""):
+    KNOWLEDGE_WEAK_LEXICAL_FACTOR = env.float("KNOWLEDGE_WEAK_LEXICAL_FACTOR")
 # Curation-time expansion: when a revision's content is saved and a real model is
 # configured (not the offline provider), a Celery task asks it for en/es search terms;
 # curators accept or edit them in the admin (knowledge/search_terms.py).

@@ -57,3 +57,11 @@ def test_a_paraphrase_reaches_the_entry_its_meaning_points_at(question, expected
     full_weight = RouterIndex(entries, config=replace(RouterConfig(), weak_lexical_factor=1.0), dense=dense)
     assert full_weight.route(question).ranked()[0].id == outvoted_by
     assert RouterIndex(entries, dense=dense).route(question).ranked()[0].id == expected
+
+
+def test_the_setting_overrides_the_factor(settings):
+    from knowledge.routing_service import router_config
+
+    assert router_config().weak_lexical_factor == 0.25
+    settings.KNOWLEDGE_WEAK_LEXICAL_FACTOR = 1.0  # ranks alone, as before
+    assert router_config().weak_lexical_factor == 1.0
