@@ -63,5 +63,19 @@ todavía aún entonces así aquí allí allá
 además
 """
 
+# How people type the same function words in a chat (all three languages), and English negations and
+# contractions written without their apostrophe or split at it ("didn't" is read as "didn" and "t"). As
+# terms no entry holds they counted against the question's coverage, so "cm faco pra mandar atestado"
+# or "my policy runs out, do i hv to do smth" lost the full body its plain wording gets. Only shorthand
+# that cannot also be a content word of a catalog: not "pro" (a plan), "cm" (centimetres), "ai"
+# (artificial intelligence), "mt" (a state), "pa" (a state), "bc".
+CHAT = """
+pra pras pros vc vcs tb tbm qto qta qtos qtas qnto qdo qnd qndo pq oq msm mto mta mtos mtas dps ta tah eh
+ur b4 thru til hv abt cuz coz pls plz thx ive youre thats whats
+dont didnt doesnt isnt arent wasnt werent cant wont couldnt wouldnt shouldnt havent hasnt
+don didn doesn isn aren wasn weren won couldn wouldn shouldn haven hasn
+xq tmb dnd cdo porfa xfa ke
+"""
 
-STOP_WORDS: frozenset[str] = frozenset(fold(w) for block in (PORTUGUESE, ENGLISH, SPANISH) for w in block.split())
+
+STOP_WORDS: frozenset[str] = frozenset(fold(w) for block in (PORTUGUESE, ENGLISH, SPANISH, CHAT) for w in block.split())

@@ -51,7 +51,9 @@ from .tables import Ragged, StrTable
 # 3: every array in one file (arrays.bin) behind an offset table in meta.json (were ~60 .npy files).
 # 4: the per-entry tables include each body's token estimate (``body_tokens``); same file layout.
 # 5: string tables hash their keys with XXH3 (was BLAKE2b); same file layout.
-FORMAT = 5
+# 6: the analyzer's stop words take chat shorthand (common/text/stopwords.py, CHAT): a body holding one
+#    of them analyzes to other terms, so a segment written before is built again; same file layout.
+FORMAT = 6
 ARRAYS = ("indptr", "indices", "data", "idf", "doc_freq", "term_max", "lengths", "tf")
 _META = "meta.json"
 _DATA = "arrays.bin"
