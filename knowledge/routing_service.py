@@ -276,8 +276,9 @@ class RouterIndexHolder:
         started = time.perf_counter()
 
         def wanted() -> bool:
+            # By version: a snapshot of the same version read again (the catalog cache cleared) is no newer change.
             seen = self._seen
-            return seen is None or seen is catalog
+            return seen is None or seen is catalog or seen.version == catalog.version
 
         found = segment_wait(catalog, config, _config_fingerprint(config), timeout=wait, wanted=wanted)
         logger.info(

@@ -136,13 +136,15 @@ class RouterConfig:
     # keywords (0: not required; signals._agreement). > 2: off.
     multipart_full_lift: float = 0.02
     multipart_lexical_rank: int = 3
-    # The same for a message of one part (a paraphrase: few of its words are its entry's). > 2: off.
+    # The same for a message of one part (a paraphrase: few of its words are its entry's). > 2: off, as
+    # every leave-one-catalog-out fold chose (docs/retrieval.md, "A full body for a first entry only the
+    # meaning found").
+    agreed_full_lift: float = 9.0
+    agreed_lexical_rank: int = 3
     # Share of its rank's fused score a keyword or BM25 hit below the full-body threshold keeps (1: all):
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").
     weak_lexical_factor: float = 0.25
-    agreed_full_lift: float = 9.0
-    agreed_lexical_rank: int = 3
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2
