@@ -789,8 +789,17 @@ def _wikilink_signal(index: RouterIndex, signals: _Signals, fused: dict[int, flo
     return fused
 
 
+def _fuse(index: RouterIndex, signals: _Signals) -> dict[int, float]:
+    """The part's rankings fused: weighted RRF, weak lexical hits damped (``weak_lexical_factor``)."""
+    fused = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k)
+    if index.config.weak_lexical_factor != 1.0 and signals.weak:
+        _damp_weak(index.config, signals, fused)
+    return fused
+
+
 def _base_ranking(index: RouterIndex, signals: _Signals) -> list[str]:
-    base = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k) if signals.rankings else {}
+    # Fused as the route fuses (before feedback): a paraphrase's feedback is matched on the order it gets.
+    base = _fuse(index, signals) if signals.rankings else {}
     return [index.entries[i].package_id for i in sorted(base, key=lambda i: (-base[i], i))[:BASE_RANKING_DEPTH]]
 
 
@@ -855,10 +864,7 @@ def route_part(
         for pid, w in related_feedback(PartQuery(key, text, signals.vector), base_ranking).items():
             feedback[pid] = max(feedback.get(pid, 0.0), w)
     _feedback_signal(index, signals, feedback)
-    fused = weighted_rrf(signals.rankings, index.config.weights, index.config.rrf_k)
-    if index.config.weak_lexical_factor != 1.0 and signals.weak:
-        _damp_weak(index.config, signals, fused)
-    fused = _wikilink_signal(index, signals, fused)
+    fused = _wikilink_signal(index, signals, _fuse(index, signals))
     features = _rerank_signal(index, signals, content, fused)
     return PartOutcome(
         text,

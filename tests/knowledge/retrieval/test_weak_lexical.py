@@ -61,3 +61,14 @@ def test_the_setting_overrides_the_factor(settings):
     assert router_config().weak_lexical_factor == 0.25
     settings.KNOWLEDGE_WEAK_LEXICAL_FACTOR = 1.0  # ranks alone, as before
     assert router_config().weak_lexical_factor == 1.0
+
+
+def test_the_ranking_before_feedback_is_damped_as_the_route_is():
+    # A paraphrase's fetch feedback is matched on the part's ranking before feedback
+    # (knowledge/feedback.py): it must be the order the route gives, not the undamped one.
+    entries = load_package_folder(SAMPLE)
+    seen = []
+    RouterIndex(entries).route(
+        "amostra congelada prazo", related_feedback=lambda part, ranking: seen.append(ranking) or {}
+    )
+    assert seen == [["GOSOLOS_SAMPLING", "KITS_BS_DIAGNOSTICA", "DELIVERY_TIMELINES"]]
