@@ -10,6 +10,10 @@ from ontology.selectors import clear_corpus_cache
 
 SEED_SKILLS = ("bioma_cerrado", "graos_soja_milho", "transicao_em_curso", "produtor_rural")
 SEED_MESSAGE = "meu solo está com baixa nodulação no segundo ano de soja"
+# A topic whose top two patterns are close by far more than the e5 vectors move between CPUs (margin
+# ~0.01 against close_margin 0.10, top ~0.43 above min_confidence 0.35). "o solo da fazenda", used before,
+# sat at the threshold: its margin was 0.1015 on an AVX-512 machine, under 0.10 on the one it was chosen on.
+CLOSE_TOP_TWO = "o solo da minha fazenda"
 
 
 @pytest.fixture(autouse=True)

@@ -21,7 +21,7 @@ from ontology.services.policy import (
 from tests.conftest import _token_client
 from tests.conversations.helpers import send
 
-from .conftest import SEED_MESSAGE, SEED_SKILLS
+from .conftest import CLOSE_TOP_TWO, SEED_MESSAGE, SEED_SKILLS
 
 pytestmark = pytest.mark.django_db
 
@@ -78,7 +78,7 @@ def test_the_seeds_worked_example_end_to_end_through_the_api(api_client, agronom
 
 
 def test_an_uncertain_pattern_asks_one_question_instead_of_answering(api_client, agronomy_session):
-    data = _answer(api_client, agronomy_session, "o solo da fazenda")
+    data = _answer(api_client, agronomy_session, CLOSE_TOP_TWO)
     assert data["status"] == "clarification"
     assert data["reply"].startswith("Para eu responder do jeito certo")
     assert data["ontology"]["fallback"] is True and data["ontology"]["runner_up"]

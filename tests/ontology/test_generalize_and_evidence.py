@@ -12,7 +12,7 @@ from ontology.routing.engine import route
 from ontology.routing.evidence import allocate_slots, split_evenly
 from ontology.routing.patterns import classify, training_examples
 
-from .conftest import SEED_MESSAGE
+from .conftest import CLOSE_TOP_TWO, SEED_MESSAGE
 
 # Held-out figures on the independent authors' *test* splits, by the served models (term
 # features + multilingual sentence embeddings, trained on the bundled data + dev + train + the
@@ -84,7 +84,7 @@ def test_the_chunk_classifier_reads_the_whole_text_not_its_opening():
 
 
 def test_close_top_two_patterns_say_fallback_and_the_route_asks_one_question(corpus, skill_specs):
-    outcome = route(message="o solo da fazenda", skills=[], corpus=corpus, skill_catalog=skill_specs)
+    outcome = route(message=CLOSE_TOP_TWO, skills=[], corpus=corpus, skill_catalog=skill_specs)
     assert outcome.fallback and outcome.runner_up and outcome.runner_up != outcome.pattern
     first = outcome.interruptions[0]
     assert first["type"] == "clarifying_question" and first["reason"] == "pattern_uncertain"
