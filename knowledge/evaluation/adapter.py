@@ -1,6 +1,7 @@
 """A linear question adapter learned across catalogs: measured by leave-one-catalog-out, not shipped.
 
     python -m knowledge.evaluation.adapter [--lam 0.1] [--scale 40] [--ood-weight 0] [--factors 1,0.75] [--raw]
+        [--rank-only]
 
 The idea (a query-side linear adapter over frozen sentence vectors): questions and the passages
 that answer them are phrased differently ("como faço pra…" against a title and a summary), and a
@@ -19,7 +20,8 @@ the vectors alone (each question's closest entry) and the whole router (``tune.r
 mean of hit@1, usable and out-of-domain precision). The adapter widens the cosines' spread, so the
 router's lift thresholds are scaled by the spread ratio measured on the training catalogs' questions
 against each other's entries (pairs no training question was fitted on; no label read) times each
-``--factors`` value (1: matched spread; below 1: easier full bodies).
+``--factors`` value (1: matched spread; below 1: easier full bodies). ``--rank-only`` also routes with
+the adapter picking and ordering the dense top k alone, every entry keeping its plain cosine.
 
 Outcome and reading: docs/retrieval.md, "A question adapter learned across catalogs".
 """
@@ -161,6 +163,11 @@ def main() -> None:
     parser.add_argument("--factors", default="1", help="comma-separated multipliers of the spread ratio")
     parser.add_argument("--raw", action="store_true", help="also route with the thresholds unscaled")
     parser.add_argument("--maxiter", type=int, default=300)
+    parser.add_argument(
+        "--rank-only",
+        action="store_true",
+        help="also route with the adapter ordering the dense top k only (lifts, veto and margins read the plain cosines)",
+    )
     args = parser.parse_args()
     if not retrieval_embeddings.available():
         sys.exit("the sentence-embedding models are not available: nothing to adapt")
@@ -197,6 +204,21 @@ def main() -> None:
                 row[f"router_adapted_x{factor or 'raw'}"] = figures(tune.run(config, held, entries))
         finally:
             dense._embed_query = plain
+        if args.rank_only:
+            plain_top_k = dense.top_k
+
+            def adapted_top_k(vector, k, adapter=adapter, plain_top_k=plain_top_k):
+                # The adapter picks and orders the k entries; each keeps its plain cosine and the plain mean.
+                sims = dense.similarities(vector)
+                order = np.argsort(-dense.similarities(adapt(vector, adapter)), kind="stable")
+                order = [int(i) for i in order if dense.present[i]][:k]
+                return [(i, float(sims[i])) for i in order], plain_top_k(vector, k)[1]
+
+            try:
+                dense.top_k = adapted_top_k
+                row["router_adapted_rank_only"] = figures(tune.run(base, held, entries))
+            finally:
+                del dense.top_k
         out[held] = row
         print(held, json.dumps(row), flush=True)
     sums: dict[str, dict] = {}
