@@ -81,6 +81,7 @@ _PAD = b" " * 16  # whitespace around a batch: the 8-byte reads at a chunk's byt
 # its end), and its bytes 8-14 (zero past its end) with its size in the top byte.
 _SHORT_CHUNK_BYTES = 15
 _LOW_BYTES = np.array([(1 << (8 * n)) - 1 for n in range(9)], dtype=np.uint64)  # low n bytes of a word
+_EMPTY = np.int64(-1).astype(np.uint64)  # a free slot's id (-1) in the table's uint64 rows
 
 
 def _chunk_hash(heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
@@ -95,7 +96,8 @@ class _ShortChunkIds:
 
     An open-addressing table (linear probing, at most a quarter full) looked
     up for a whole batch at once: a probe compares the whole key, so keys that
-    share a hash only cost probes, they never share an id.
+    share a hash only cost probes, they never share an id. A slot is one row
+    (id, head word, tail word): a probe reads one cache line, not three arrays.
     """
 
     def __init__(self, bits: int = 16):
@@ -105,9 +107,13 @@ class _ShortChunkIds:
     def _allocate(self, bits: int) -> None:
         self.bits = bits
         self.mask = (1 << bits) - 1
-        self.ids = np.full(1 << bits, -1, dtype=np.int64)
-        self.heads = np.zeros(1 << bits, dtype=np.uint64)
-        self.tails = np.zeros(1 << bits, dtype=np.uint64)  # size 0: no chunk's key
+        self.rows = np.zeros((1 << bits, 3), dtype=np.uint64)  # tail 0: no chunk's key (its size is never 0)
+        self.rows[:, 0] = _EMPTY
+
+    @property
+    def ids(self) -> np.ndarray:
+        """Each slot's chunk id, -1 where the slot is free."""
+        return self.rows[:, 0].view(np.int64)
 
     def _slots(self, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
         return (_chunk_hash(heads, tails) >> np.uint64(64 - self.bits)).astype(np.int64)
@@ -115,16 +121,18 @@ class _ShortChunkIds:
     def lookup(self, heads: np.ndarray, tails: np.ndarray) -> np.ndarray:
         """Chunk id of every key, -1 for a key not in the table."""
         slots = self._slots(heads, tails)
-        found = self.ids[slots]
-        hit = (self.heads[slots] == heads) & (self.tails[slots] == tails)
+        rows = np.take(self.rows, slots, axis=0)
+        found = rows[:, 0].view(np.int64)
+        hit = (rows[:, 1] == heads) & (rows[:, 2] == tails)
         out = np.where(hit, found, -1)
         # Keys whose home slot holds another key probe on (a few percent at a quarter full).
         pending = np.flatnonzero((found >= 0) & ~hit)
         slots = slots[pending]
         while pending.size:
             slots = (slots + 1) & self.mask
-            found = self.ids[slots]
-            hit = (self.heads[slots] == heads[pending]) & (self.tails[slots] == tails[pending])
+            rows = np.take(self.rows, slots, axis=0)
+            found = rows[:, 0].view(np.int64)
+            hit = (rows[:, 1] == heads[pending]) & (rows[:, 2] == tails[pending])
             out[pending[hit]] = found[hit]
             more = (found >= 0) & ~hit
             pending, slots = pending[more], slots[more]
@@ -132,15 +140,14 @@ class _ShortChunkIds:
 
     def insert(self, heads: np.ndarray, tails: np.ndarray, ids: np.ndarray) -> None:
         """Add distinct keys that are not in the table yet."""
-        if 4 * (self.count + len(ids)) > len(self.ids):
-            keep = np.flatnonzero(self.ids >= 0)
-            old = self.heads[keep], self.tails[keep], self.ids[keep]
+        if 4 * (self.count + len(ids)) > len(self.rows):
+            old = self.rows[self.ids >= 0]
             bits = self.bits + 1
             while (1 << bits) < 8 * (self.count + len(ids)):
                 bits += 1
             self._allocate(bits)
             self.count = 0
-            self.insert(*old)
+            self.insert(old[:, 1], old[:, 2], old[:, 0].view(np.int64))
         self.count += len(ids)
         slots = self._slots(heads, tails)
         while ids.size:
@@ -149,7 +156,9 @@ class _ShortChunkIds:
             _, won = np.unique(slots[free], return_index=True)
             won = np.flatnonzero(free)[won]
             at = slots[won]
-            self.ids[at], self.heads[at], self.tails[at] = ids[won], heads[won], tails[won]
+            self.rows[at, 0] = ids[won].astype(np.int64).view(np.uint64)
+            self.rows[at, 1] = heads[won]
+            self.rows[at, 2] = tails[won]
             rest = np.ones(len(ids), dtype=bool)
             rest[won] = False
             slots = (slots[rest] + 1) & self.mask
