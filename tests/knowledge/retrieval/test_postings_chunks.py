@@ -147,3 +147,21 @@ def test_a_term_table_is_freed_as_soon_as_the_build_drops_it():
         assert freed() is None
     finally:
         gc.enable()
+
+
+@pytest.mark.parametrize("shared_hash", [False, True])
+def test_the_short_chunk_table_keeps_every_key_through_its_growth(monkeypatch, shared_hash):
+    if shared_hash:
+        monkeypatch.setattr(postings, "_chunk_hash", lambda heads, tails: np.zeros(len(heads), dtype=np.uint64))
+    rng = np.random.default_rng(5)
+    heads = rng.integers(0, 2**63, 3000, dtype=np.uint64)
+    tails = rng.integers(1, 2**63, 3000, dtype=np.uint64)  # a key's tail is never 0 (it holds the size)
+    ids = np.arange(3000, dtype=np.int64) * 7
+    table = postings._ShortChunkIds(bits=2)
+    for lo in range(0, 3000, 250):  # grows from 4 slots, rehashing what it holds each time
+        table.insert(heads[lo : lo + 250], tails[lo : lo + 250], ids[lo : lo + 250])
+    assert table.count == 3000 and len(table.rows) >= 4 * 3000
+    assert table.lookup(heads, tails).tolist() == ids.tolist()
+    # A key that differs in one word only is not found, nor is a free slot's all-zero row.
+    assert table.lookup(heads[:5], tails[:5] ^ np.uint64(1)).tolist() == [-1] * 5
+    assert table.lookup(np.zeros(1, np.uint64), np.zeros(1, np.uint64)).tolist() == [-1]
