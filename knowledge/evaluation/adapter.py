@@ -140,15 +140,17 @@ def catalog_fold(name: str, ood_weight: float) -> tuple[Fold, list, list]:
     from common.text import retrieval_embeddings
 
     entries = load_package_folder(tune.TUNING_INPUTS[name][0])
-    matrix = np.asarray(tune.dense_of(name, entries).matrix, dtype=np.float64)
     slot = {e.package_id: i for i, e in enumerate(entries)}
     rows = [r for r in tune.tuning_questions(name) if r["expected"] or ood_weight > 0]
     targets = np.zeros((len(rows), len(entries)))
     for j, row in enumerate(rows):
-        expected = [slot[e] for e in row["expected"] if e in slot]
-        targets[j, expected or list(range(len(entries)))] = 1.0
+        unknown = [e for e in row["expected"] if e not in slot]
+        if unknown:  # else the question would train as out-of-domain (a uniform target) at full weight
+            raise ValueError(f"{name}: question {j} expects {unknown}, which the catalog does not hold")
+        targets[j, [slot[e] for e in row["expected"]] or list(range(len(entries)))] = 1.0
     targets /= targets.sum(axis=1, keepdims=True)
     weights = np.array([1.0 if r["expected"] else ood_weight for r in rows])
+    matrix = np.asarray(tune.dense_of(name, entries).matrix, dtype=np.float64)
     vectors = retrieval_embeddings.embed_queries([r["query"] for r in rows]).astype(np.float64)
     return Fold(vectors, matrix, targets, weights), entries, rows
 

@@ -1,8 +1,12 @@
 """The question adapter's training (knowledge/evaluation/adapter.py): its gradient is the loss's, and
 fitting moves held-out questions of a pattern it learned towards their answers."""
 
-import numpy as np
+import json
 
+import numpy as np
+import pytest
+
+from knowledge.evaluation import adapter, tune
 from knowledge.evaluation.adapter import Fold, adapt, adapter_loss, fit_adapter, spread_ratio, vectors_hit
 
 
@@ -63,3 +67,13 @@ def test_the_spread_ratio_reads_how_much_wider_the_cosines_spread():
     stretch = np.eye(8, dtype=np.float32)
     stretch[0, 0] = 3.0
     assert spread_ratio(stretch, folds) > 1.0
+
+
+def test_a_question_expecting_an_entry_the_catalog_lacks_is_refused(tmp_path, monkeypatch):
+    questions = tmp_path / "questions.dev.json"
+    questions.write_text(json.dumps([{"query": "Qual o prazo do laudo?", "expected": ["NO_SUCH_PACKAGE"]}]))
+    packages = tune.TUNING_INPUTS["sample"][0]
+    monkeypatch.setitem(tune.TUNING_INPUTS, "broken", (packages, questions))
+    # Trained on, it would be read as out of domain (a uniform target) at an answerable question's weight.
+    with pytest.raises(ValueError, match="NO_SUCH_PACKAGE"):
+        adapter.catalog_fold("broken", ood_weight=0.0)
