@@ -342,6 +342,17 @@ def batch_triplets(
     (and each body's word count into ``body_words``, when given), ordered by document then term,
     or with ``by_term`` by term then document (a segment's runs: ``segment_build`` need not sort them).
     The sums are the same either way: each pair's field contributions are added in field order."""
+    return field_pairs(*batch_field_terms(table, chunk, weights, body_words), by_term=by_term)
+
+
+def batch_field_terms(
+    table: TermTable,
+    chunk: Sequence[EntryLike],
+    weights: list[tuple[str, float]],
+    body_words: np.ndarray | None = None,
+):
+    """``batch_triplets``' first half, what reads the entries and the term table: each field's
+    (weight, term ids, local doc ids) in field order, and the vocabulary's size after the chunk."""
     n_docs = len(chunk)
     doc_numbers = np.arange(n_docs, dtype=np.int64)
     field_terms: list[tuple[float, np.ndarray, np.ndarray]] = []
@@ -374,7 +385,13 @@ def batch_triplets(
             del term_parts, doc_parts
         if terms.size:
             field_terms.append((w, terms, docs))
-    n_terms = max(len(table.vocabulary), 1)
+    return field_terms, n_docs, len(table.vocabulary)
+
+
+def field_pairs(field_terms: list, n_docs: int, n_terms: int, *, by_term: bool = False):
+    """``batch_triplets``' second half: numpy only, it reads neither the entries nor the term table (the
+    segment build runs it beside the next batch's analysis)."""
+    n_terms = max(n_terms, 1)
     keys_parts: list[np.ndarray] = []
     value_parts: list[np.ndarray] = []
     for w, terms, docs in field_terms:

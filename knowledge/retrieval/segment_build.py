@@ -11,7 +11,9 @@ the catalog need not be in memory):
    (``postings.batch_triplets``, the sums ``weighted_parts`` makes, made in
    term order: ``by_term``) are appended to a temporary file as one run; the batch's
    document lengths, body word counts and per-entry tables
-   (``table_build.TableBuilder``) are kept, the triplets are not.
+   (``table_build.TableBuilder``) are kept, the triplets are not. A batch's
+   triplets are summed and written (numpy, ``field_pairs``) on a second thread
+   while the next batch is analyzed (Python, ``batch_field_terms``).
 2. *Statistics.* Once every batch is read, the document frequencies (summed
    over the runs), the postings' offsets, IDF, the average length and each
    document's length norm are known: the layout of ``arrays.bin`` is fixed.
@@ -37,6 +39,7 @@ from __future__ import annotations
 import itertools
 import os
 import shutil
+from concurrent.futures import ThreadPoolExecutor
 from collections.abc import Callable, Iterable
 from pathlib import Path
 
@@ -46,7 +49,7 @@ from .entries import EntryLike, RouterConfig
 from .fusion import estimate_tokens, estimate_tokens_many
 from .index import full_collections_paused, release_free_heap
 from . import postings
-from .postings import FIELDS, batch_triplets, TermTable
+from .postings import FIELDS, batch_field_terms, field_pairs, TermTable
 from .segments import (
     SegmentError,
     array_layout,
@@ -143,67 +146,94 @@ def segment_build(
     return segment_path(directory, key)
 
 
+class _RunWriter:
+    """Places the batches' pairs as runs in the runs file, in order, and keeps what the statistics need.
+
+    ``place`` is numpy and file writes only (it reads neither the entries nor the term table): the build
+    runs it on a second thread while the next batch is analyzed (the GIL is released in the sorts,
+    copies and ``os.pwrite``), one batch at a time."""
+
+    def __init__(self, fd: int):
+        self.fd = fd
+        self.written = 0
+        self.runs: list[_Run] = []
+        self.lengths: list[np.ndarray] = []
+        self.doc_freq = np.zeros(0, dtype=np.int64)
+        self.narrow = True  # every run's frequencies float32 (exact): the stored ``tf`` is float32
+
+    def place(self, field_terms: list, n_batch: int, n_terms: int, start: int) -> None:
+        terms, docs, values = field_pairs(field_terms, n_batch, n_terms, by_term=True)
+        del field_terms
+        lengths = np.zeros(n_batch, dtype=np.float64)
+        if values.size:
+            lengths += np.bincount(docs, weights=values, minlength=n_batch)
+            docs += start
+            self.narrow = self.narrow and values.dtype == np.float32
+            counts = np.bincount(terms, minlength=n_terms)
+            if len(counts) > len(self.doc_freq):
+                grown = np.zeros(len(counts) - len(self.doc_freq), np.int64)
+                self.doc_freq = np.concatenate([self.doc_freq, grown])
+            self.doc_freq += counts
+            firsts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
+            self.runs.append(_Run(self.written, terms.size, values.dtype, terms[firsts], firsts))
+            for part in (terms, docs, values):
+                array_pwrite(self.fd, self.written, part)
+                self.written += part.nbytes
+        self.lengths.append(lengths)
+
+
 def _build(tmp: Path, key, entries, config: RouterConfig, info, batch_size: int, window_postings: int) -> dict:
     weights = [(name, float(config.field_weights.get(name, 1.0))) for name in FIELDS]
     body_read = dict(weights)["body"] != 0
     table = TermTable()
     tables = TableBuilder()
-    runs: list[_Run] = []
-    lengths_parts: list[np.ndarray] = []
     body_parts: list[np.ndarray] = []
-    doc_freq = np.zeros(0, dtype=np.int64)
-    narrow = True  # every run's frequencies float32 (exact): the stored ``tf`` is float32
     n_docs = 0
     runs_path = tmp / _RUNS
-    with open(runs_path, "w+b") as runs_file:
-        fd = runs_file.fileno()
-        written = 0
+    # Two stages a batch: its analysis (Python: the tokenizer's new chunks, the identifiers, the per-entry
+    # tables) here, its placing (numpy: ``_RunWriter.place``) on a second thread while the next batch is
+    # analyzed; one placing waits at a time, so the runs are written in batch order.
+    with open(runs_path, "w+b") as runs_file, ThreadPoolExecutor(1, thread_name_prefix="segment-place") as pool:
+        writer = _RunWriter(runs_file.fileno())
+        placing = None
         for batch in _batches(entries, batch_size):
             start = n_docs
             n_docs += len(batch)
             words = np.full(len(batch), -1, dtype=np.int64)
-            terms, docs, values = batch_triplets(table, batch, weights, words, by_term=True)
-            lengths = np.zeros(len(batch), dtype=np.float64)
+            field_terms, n_batch, n_terms = batch_field_terms(table, batch, weights, words)
+            if placing is not None:
+                placing.result()  # the previous batch's run written (or its error raised here)
+            placing = pool.submit(writer.place, field_terms, n_batch, n_terms, start)
+            del field_terms
             if body_read:
                 chars = np.fromiter((len(e.body or "") for e in batch), dtype=np.int64, count=len(batch))
                 body_parts.append(estimate_tokens_many(chars, words).astype(np.int32))
             else:  # the bodies were not read: counted as a route would count them
                 body_parts.append(np.array([estimate_tokens(e.body) for e in batch], dtype=np.int32))
             tables.add(batch, start)
-            if values.size:
-                lengths += np.bincount(docs, weights=values, minlength=len(batch))
-                docs += start
-                narrow = narrow and values.dtype == np.float32
-                counts = np.bincount(terms, minlength=len(table.vocabulary))
-                if len(counts) > len(doc_freq):
-                    doc_freq = np.concatenate([doc_freq, np.zeros(len(counts) - len(doc_freq), np.int64)])
-                doc_freq += counts
-                firsts = np.flatnonzero(np.r_[True, terms[1:] != terms[:-1]])
-                runs.append(_Run(written, terms.size, values.dtype, terms[firsts], firsts))
-                for part in (terms, docs, values):
-                    array_pwrite(fd, written, part)
-                    written += part.nbytes
-            lengths_parts.append(lengths)
-            del terms, docs, values, words, batch
+            del words, batch
+        if placing is not None:
+            placing.result()
         vocabulary = table.vocabulary
         del table  # the analyzer's chunk table: the merge needs only the term ids
         release_free_heap()
         n_terms = len(vocabulary)
-        doc_freq = np.concatenate([doc_freq, np.zeros(n_terms - len(doc_freq), np.int64)])
-        lengths = np.concatenate(lengths_parts) if lengths_parts else np.zeros(0)
+        doc_freq = np.concatenate([writer.doc_freq, np.zeros(n_terms - len(writer.doc_freq), np.int64)])
+        lengths = np.concatenate(writer.lengths) if writer.lengths else np.zeros(0)
         body_tokens = np.concatenate(body_parts) if body_parts else np.zeros(0, dtype=np.int32)
-        del lengths_parts, body_parts
+        del body_parts
+        writer.lengths = []
         return _write(
             tmp,
             key,
-            runs,
-            fd,
+            writer.runs,
+            runs_file.fileno(),
             vocabulary,
             doc_freq,
             lengths,
             body_tokens,
             tables,
-            narrow,
+            writer.narrow,
             config,
             info,
             window_postings,

@@ -13,6 +13,7 @@ import dataclasses
 import hashlib
 import json
 import sys
+import threading
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ import pytest
 from knowledge.offline_catalog import load_package_folder
 from knowledge.retrieval import index as index_module
 from knowledge.retrieval import postings
+from knowledge.retrieval import segment_build as segment_build_module
 from knowledge.retrieval.entries import Entry, RouterConfig
 from knowledge.retrieval.index import RouterIndex
 from knowledge.retrieval.segment_build import _windows, segment_build
@@ -145,7 +147,8 @@ def test_a_streamed_segment_routes_like_the_index_it_replaces(tmp_path):
         ]
 
 
-def test_a_failure_mid_catalog_leaves_no_segment_and_no_temporary_files(tmp_path):
+def test_a_failure_mid_catalog_leaves_no_segment_and_no_temporary_files(tmp_path, monkeypatch):
+    monkeypatch.setattr(postings, "CHUNK_ENTRIES", 8)  # batches placed and one being placed when it fails
     entries = _synthetic(50)
 
     def broken():
@@ -200,3 +203,50 @@ def test_triplets_by_term_are_the_document_ordered_ones_ordered_by_term(weights)
         for want, have in zip((terms[order], docs[order], values[order]), got):
             assert have.dtype == want.dtype and have.tobytes() == want.tobytes()
     assert list(by_term.vocabulary.items()) == list(by_doc.vocabulary.items())
+
+
+def test_a_batch_is_placed_while_the_next_one_is_analyzed(tmp_path, monkeypatch):
+    # Placing a batch (sorting its pairs, writing its run) waits here until the next batch's analysis has
+    # begun: a build that places each batch before reading the next never gets there.
+    monkeypatch.setattr(postings, "CHUNK_ENTRIES", 50)
+    entries = _synthetic(150)
+    analyses, placements = [], []
+    second_begun = threading.Event()
+    real_fields, real_pairs = segment_build_module.batch_field_terms, segment_build_module.field_pairs
+
+    def fields(*args, **kwargs):
+        analyses.append(threading.current_thread())
+        if len(analyses) == 2:
+            second_begun.set()
+        return real_fields(*args, **kwargs)
+
+    def pairs(*args, **kwargs):
+        if not placements:
+            assert second_begun.wait(10), "the first batch was placed before the second was read"
+        placements.append(threading.current_thread())
+        return real_pairs(*args, **kwargs)
+
+    monkeypatch.setattr(segment_build_module, "batch_field_terms", fields)
+    monkeypatch.setattr(segment_build_module, "field_pairs", pairs)
+    memory, streamed = _both(tmp_path, entries, RouterConfig())
+    assert streamed == memory
+    assert len(analyses) == len(placements) == 3
+    assert set(analyses) == {threading.main_thread()}
+    assert threading.main_thread() not in placements
+
+
+def test_a_failure_placing_a_batch_fails_the_build_and_leaves_nothing(tmp_path, monkeypatch):
+    # Raised on the placing thread, re-raised by the build: no segment, no runs file, no temporary folder.
+    monkeypatch.setattr(postings, "CHUNK_ENTRIES", 50)
+    calls = []
+
+    def broken(*args, **kwargs):
+        calls.append(threading.current_thread())
+        raise OSError("disk full while placing")
+
+    monkeypatch.setattr(segment_build_module, "field_pairs", broken)
+    with pytest.raises(OSError, match="while placing"):
+        segment_build(tmp_path, "k", _synthetic(150), RouterConfig())
+    assert calls and threading.main_thread() not in calls
+    assert not segment_exists(tmp_path, "k")
+    assert list(tmp_path.iterdir()) == []
