@@ -33,9 +33,11 @@ def stable_order(keys: np.ndarray) -> np.ndarray:
 def sorted_unique_counts(keys: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
     """``np.unique(keys, return_counts=True)`` for integer keys, without its masked-array detour.
 
-    Sorted values, not an order: equal keys are indistinguishable, so no stable permutation is needed, and
-    ``np.sort`` (numpy's vectorised sort on x86) runs 2-6x faster than ``stable_order``'s radix passes
-    and gather over a build batch's 0.2-1 M keys."""
+    Sorted values, not an order: equal keys are indistinguishable, so no stable permutation is needed.
+    Which is faster depends on the CPU: where numpy's int64 sort is vectorised (part 8's host) ``np.sort``
+    ran 2-6x faster than ``stable_order``'s radix passes and gather over a build batch's 0.2-1 M keys;
+    on a host where it is not, it is ~1.5x slower (docs/retrieval.md, "Build at 100k", parts 8 and 9).
+    The segment build runs it on its placing thread, beside the next batch's analysis."""
     if keys.size == 0:
         return keys.copy(), np.zeros(0, dtype=np.int64)
     ordered = np.sort(keys)
