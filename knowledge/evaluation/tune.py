@@ -289,6 +289,8 @@ def figures_of(report) -> dict:
         "par_es": par.get("es", {}).get("ratio"),
         # Multi-part questions with every part's answer in usable form (issue 12's multi-part target).
         "multi": kinds.get("multi", {}).get("usable", {}).get("rate"),
+        # Full bodies nobody asked for, per question: what the objective does not price.
+        "unexpected_full": k["unexpected_full"]["per_question"],
     }
 
 

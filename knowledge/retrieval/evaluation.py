@@ -156,6 +156,11 @@ class QuestionOutcome:
     def ood(self) -> bool:
         return not self.expected
 
+    @property
+    def unexpected_full(self) -> int:
+        """Full bodies the question did not ask for (for an out-of-domain question, every one)."""
+        return sum(1 for i in self.full if i not in self.expected)
+
 
 def judge(row: dict[str, Any], result: RouteResult, kinds: Mapping[str, str]) -> QuestionOutcome:
     """One question's verdicts. ``kinds`` maps package ID → knowledge | rule | procedure."""
@@ -202,6 +207,22 @@ class Report:
         lo, hi = wilson(ok, n)
         return {"ok": ok, "n": n, "rate": round(ok / n, 3) if n else None, "ci95": [round(lo, 3), round(hi, 3)]}
 
+    @staticmethod
+    def _bodies(rows: list[QuestionOutcome]) -> dict[str, Any]:
+        """Full bodies nobody asked for: their number, per question, and their share of all full bodies.
+
+        hit@1 and usable look at the expected entries only, so a change that gives every question
+        more bodies raises usable for free; this is what it costs the agent's context.
+        """
+        full = sum(len(r.full) for r in rows)
+        unexpected = sum(r.unexpected_full for r in rows)
+        return {
+            "n": unexpected,
+            "full": full,
+            "per_question": round(unexpected / len(rows), 3) if rows else None,
+            "share": round(unexpected / full, 3) if full else None,
+        }
+
     @property
     def answerable(self) -> list[QuestionOutcome]:
         return [o for o in self.outcomes if not o.ood]
@@ -222,6 +243,7 @@ class Report:
                 entry["anywhere"] = self._rate(pos, "anywhere")
             if neg:
                 entry["ood_precision"] = self._rate(neg, "hit")
+            entry["unexpected_full"] = self._bodies(rows)
             out[kind] = entry
         return out
 
@@ -280,11 +302,17 @@ def format_report(report: Report) -> list[str]:
         lo, hi = value["ci95"]
         return f"{value['rate']:.2f} [{lo:.2f}–{hi:.2f}] {value['ok']:>3}/{value['n']:<3}"[:28].rjust(28)
 
-    lines = [f"{'kind':<14}{'n':>4}  {'hit@1':>28}{'usable':>28}{'anywhere':>28}{'out-of-domain precision':>28}"]
+    def bodies(value: dict[str, Any]) -> str:
+        return f"{value['per_question']:.2f} ({value['n']}/{value['full']})".rjust(22)
+
+    lines = [
+        f"{'kind':<14}{'n':>4}  {'hit@1':>28}{'usable':>28}{'anywhere':>28}{'out-of-domain precision':>28}"
+        f"{'unexpected full / q':>22}"
+    ]
     for kind, entry in report.by_kind().items():
         lines.append(
             f"{kind:<14}{entry['questions']:>4}  {cell(entry.get('hit@1'))}{cell(entry.get('usable'))}"
-            f"{cell(entry.get('anywhere'))}{cell(entry.get('ood_precision'))}"
+            f"{cell(entry.get('anywhere'))}{cell(entry.get('ood_precision'))}{bodies(entry['unexpected_full'])}"
         )
     for metric in ("usable", "hit@1"):
         for lang, p in report.parity(metric).items():

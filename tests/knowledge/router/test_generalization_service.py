@@ -178,6 +178,8 @@ def test_evaluate_retrieval_measures_any_folder_without_touching_the_database_ca
     assert figures["by_kind"]["ood"]["ood_precision"] == {"ok": 1, "n": 1, "rate": 1.0, "ci95": [0.207, 1.0]}
     assert figures["by_kind"]["all"]["usable"]["n"] == 4
     assert figures["by_kind"]["all"]["questions"] == 5
+    bodies = figures["by_kind"]["all"]["unexpected_full"]
+    assert bodies["per_question"] == round(bodies["n"] / 5, 3) and bodies["n"] <= bodies["full"]
     parity = figures["parity"]
     assert parity["en"]["groups"] == 1 and parity["en"]["pt"] == 1  # the Portuguese question is answered
     assert parity["en"]["ratio"] == parity["en"]["en"] / 1 and parity["es"]["ratio"] == parity["es"]["es"] / 1
@@ -187,7 +189,15 @@ def test_evaluate_retrieval_measures_any_folder_without_touching_the_database_ca
 
     call_command("evaluate_retrieval", str(questions), "--catalog", str(packages))
     out = capsys.readouterr().out
-    for label in ("hit@1", "usable", "anywhere", "out-of-domain precision", "parity en ÷ pt", "parity es ÷ pt"):
+    for label in (
+        "hit@1",
+        "usable",
+        "anywhere",
+        "out-of-domain precision",
+        "unexpected full / q",
+        "parity en ÷ pt",
+        "parity es ÷ pt",
+    ):
         assert label in out
 
 
