@@ -35,7 +35,7 @@ from knowledge.models import (
     RevisionSearchTerms,
     SynonymSet,
 )
-from knowledge.search_terms import clean_terms, search_terms_accept
+from knowledge.search_terms import clean_questions, clean_terms, proposed_questions, search_terms_accept
 from knowledge.permissions import is_curator
 from knowledge.revision_diff import revision_diff
 from knowledge.routing_service import route_context
@@ -527,40 +527,67 @@ class SearchTermsForm(forms.ModelForm):
         help_text="Comma-separated. Starts from the model's proposal; saving accepts these terms for the revision.",
     )
 
+    accepted_questions = forms.CharField(
+        label="Example questions",
+        required=False,
+        widget=forms.Textarea(attrs={"rows": 9, "cols": 80}),
+        help_text="One per line. Starts from the model's proposal; saving blends them into the revision's "
+        "vector, so questions worded like these find it (the revision is re-embedded).",
+    )
+
     class Meta:
         model = RevisionSearchTerms
-        fields = ["accepted"]
+        fields = ["accepted", "accepted_questions"]
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         record = self.instance
         terms = record.accepted or [t for lang in ("en", "es") for t in (record.proposed or {}).get(lang, [])]
         self.initial["accepted"] = ", ".join(terms)
+        accepted = record.status == RevisionSearchTerms.Status.ACCEPTED
+        questions = record.accepted_questions if accepted else proposed_questions(record.proposed)
+        self.initial["accepted_questions"] = "\n".join(questions)
 
     def clean_accepted(self):
         return clean_terms(self.cleaned_data["accepted"])
 
+    def clean_accepted_questions(self):
+        return clean_questions(self.cleaned_data["accepted_questions"])
+
 
 @admin.register(RevisionSearchTerms)
 class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
-    """English/Spanish search terms the model proposed for a revision; a curator edits and accepts them."""
+    """English/Spanish search terms and example questions the model proposed for a revision; a curator
+    edits and accepts them."""
 
     form = SearchTermsForm
-    list_display = ("revision", "status", "proposed_line", "accepted_line", "updated_at")
+    list_display = ("revision", "status", "proposed_line", "accepted_line", "questions_count", "updated_at")
     list_filter = ("status",)
     readonly_fields = ("revision", "status", "proposed_line", "reviewed_by", "updated_at")
-    fields = ("revision", "status", "proposed_line", "accepted", "reviewed_by", "updated_at")
+    fields = ("revision", "status", "proposed_line", "accepted", "accepted_questions", "reviewed_by", "updated_at")
 
     def has_add_permission(self, request):
         return False  # proposals come from the task, one per revision
 
     @admin.display(description="proposed")
     def proposed_line(self, obj):
-        return " · ".join(f"{lang}: {', '.join(terms)}" for lang, terms in (obj.proposed or {}).items() if terms)
+        proposal = obj.proposed or {}
+        terms = [f"{lang}: {', '.join(proposal.get(lang) or [])}" for lang in ("en", "es") if proposal.get(lang)]
+        questions = proposed_questions(proposal)
+        return " · ".join(terms + ([f"{len(questions)} example questions"] if questions else []))
 
     @admin.display(description="accepted")
     def accepted_line(self, obj):
         return ", ".join(obj.accepted or [])
 
+    @admin.display(description="example questions")
+    def questions_count(self, obj):
+        return len(obj.accepted_questions or [])
+
     def save_model(self, request, obj, form, change):
-        search_terms_accept(record=obj, terms=form.cleaned_data["accepted"], acting_user=request.user)
+        search_terms_accept(
+            record=obj,
+            terms=form.cleaned_data["accepted"],
+            questions=form.cleaned_data["accepted_questions"],
+            acting_user=request.user,
+        )

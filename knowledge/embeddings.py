@@ -9,6 +9,11 @@ router reads the stored vectors of the current revisions with the catalog
 (``knowledge.catalog``). Vectors of another
 model are ignored and recomputed. With CONTEXTO_EMBEDDINGS=off or the model
 missing nothing is computed and the router works without the signal.
+
+A revision with accepted example questions (``knowledge.search_terms``) is
+embedded as its passage blended with their mean (``dense.with_examples``); its
+digest covers the questions, so accepting new ones re-embeds it
+(``search_terms_accept`` enqueues the task; ``embed_packages`` catches a lost one).
 """
 
 from __future__ import annotations
@@ -24,8 +29,8 @@ from django.db import transaction
 from django.db.models import F
 
 from common.text import retrieval_embeddings
-from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding
-from knowledge.retrieval.dense import passage_text, text_digest
+from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding, RevisionSearchTerms
+from knowledge.retrieval.dense import embedded_text, passage_text, text_digest, with_examples
 from knowledge.services import catalog_version_bump
 
 logger = logging.getLogger(__name__)
@@ -91,17 +96,32 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
     return len(pairs)
 
 
-def _pending(revisions: list[PackageRevision]) -> list[tuple[PackageRevision, str, str]]:
+def accepted_questions(revisions: list[PackageRevision]) -> dict[int, list[str]]:
+    """revision pk → the example questions a curator accepted for it (knowledge/search_terms.py)."""
+    rows = RevisionSearchTerms.objects.filter(
+        revision__in=revisions, status=RevisionSearchTerms.Status.ACCEPTED
+    ).values_list("revision_id", "accepted_questions")
+    return {pk: list(questions) for pk, questions in rows if questions}
+
+
+# A revision to embed: (revision, passage text, digest of what the vector stands for, example questions).
+Pending = tuple[PackageRevision, str, str, list[str]]
+
+
+def _pending(revisions: list[PackageRevision]) -> list[Pending]:
     have = {
         (e.revision_id, e.text_digest)
         for e in RevisionEmbedding.objects.filter(revision__in=revisions, model_id=retrieval_embeddings.MODEL_ID)
     }
+    asked = accepted_questions(revisions)
     out = []
     for revision in revisions:
         text = revision_text(revision)
-        digest = text_digest(text)
+        questions = asked.get(revision.pk, [])
+        # Without example questions the digest is the passage's, as it always was.
+        digest = text_digest(embedded_text(text, questions))
         if (revision.pk, digest) not in have:
-            out.append((revision, text, digest))
+            out.append((revision, text, digest, questions))
     return out
 
 
@@ -111,13 +131,16 @@ def _known(digests: list[str]) -> dict[str, bytes]:
     return {digest: bytes(vector) for digest, vector in rows.values_list("text_digest", "vector")}
 
 
-def _vectors(pending: list[tuple[PackageRevision, str, str]]) -> list[np.ndarray]:
-    known = _known([digest for _, _, digest in pending])
-    missing = [j for j, (_, _, digest) in enumerate(pending) if digest not in known]
+def _vectors(pending: list[Pending]) -> list[np.ndarray]:
+    known = _known([digest for _, _, digest, _ in pending])
+    missing = [j for j, (_, _, digest, _) in enumerate(pending) if digest not in known]
     fresh = retrieval_embeddings.embed_passages([pending[j][1] for j in missing]) if missing else []
+    computed = {}
+    for j, vector in zip(missing, fresh):
+        questions = pending[j][3]
+        computed[j] = with_examples(vector, retrieval_embeddings.embed_queries(questions)) if questions else vector
     out: list[np.ndarray] = []
-    computed = dict(zip(missing, fresh))
-    for j, (_, _, digest) in enumerate(pending):
+    for j, (_, _, digest, _) in enumerate(pending):
         out.append(computed[j] if j in computed else np.frombuffer(known[digest], dtype="<f4"))
     return out
 
@@ -145,7 +168,7 @@ def _embed_revisions(revisions: list[PackageRevision], batch: int) -> tuple[int,
     for start in range(0, len(pending), batch):
         chunk = pending[start : start + batch]
         vectors = _vectors(chunk)
-        embedded += _store([(revision, digest, vectors[j]) for j, (revision, _, digest) in enumerate(chunk)])
+        embedded += _store([(revision, digest, vectors[j]) for j, (revision, _, digest, _) in enumerate(chunk)])
     return embedded, len(revisions) - len(pending)
 
 

@@ -292,10 +292,12 @@ class SynonymSet(models.Model):
 
 
 class RevisionSearchTerms(models.Model):
-    """English and Spanish search terms for one revision, proposed by the LLM and reviewed by a curator.
+    """English and Spanish search terms, and example questions, for one revision, proposed by the LLM
+    and reviewed by a curator.
 
     Accepted terms of a package's current revision are indexed as their own
-    field, at a lower weight than curated keywords (docs/retrieval.md).
+    field, at a lower weight than curated keywords; accepted example questions
+    are blended into the revision's vector (docs/retrieval.md, "Example questions").
     """
 
     class Status(models.TextChoices):
@@ -309,6 +311,9 @@ class RevisionSearchTerms(models.Model):
         default=dict, blank=True, help_text='What the model proposed: {"en": [...], "es": [...]}'
     )
     accepted = models.JSONField(default=list, blank=True, help_text="The terms indexed with the revision.")
+    accepted_questions = models.JSONField(
+        default=list, blank=True, help_text="Example questions blended into the revision's vector."
+    )
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

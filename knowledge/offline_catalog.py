@@ -14,7 +14,7 @@ from pathlib import Path
 
 from knowledge.package_files import package_files_in, parse_package_file
 from knowledge.retrieval import Entry, RouterConfig, RouterIndex
-from knowledge.retrieval.dense import DenseIndex, EmbeddingCache, folder_dense_index
+from knowledge.retrieval.dense import DenseIndex, EmbeddingCache, clean_questions, folder_dense_index
 
 
 def load_package_folder(directory: str | Path) -> list[Entry]:
@@ -52,22 +52,28 @@ def load_package_folder(directory: str | Path) -> list[Entry]:
 
 
 def folder_index(
-    directory: str | Path, config: RouterConfig | None = None, search_terms: dict[str, tuple[str, ...]] | None = None
+    directory: str | Path,
+    config: RouterConfig | None = None,
+    search_terms: dict[str, tuple[str, ...]] | None = None,
+    examples: dict[str, tuple[str, ...]] | None = None,
 ) -> RouterIndex:
-    """The folder's packages as a router index; ``search_terms`` (package id → terms) stands for the
-    terms curators accepted (knowledge/search_terms.py), so a proposal can be measured before it is."""
+    """The folder's packages as a router index; ``search_terms`` and ``examples`` (package id → terms,
+    → example questions) stand for what curators accepted (knowledge/search_terms.py), so a model's
+    proposal can be measured before it is."""
     entries = load_package_folder(directory)
-    if search_terms:
-        unknown = sorted(set(search_terms) - {e.package_id for e in entries})
+    ids = {e.package_id for e in entries}
+    for label, given in (("search terms", search_terms), ("example questions", examples)):
+        unknown = sorted(set(given or ()) - ids)
         if unknown:
-            raise ValueError(f"search terms for packages not in the folder: {', '.join(unknown[:10])}")
+            raise ValueError(f"{label} for packages not in the folder: {', '.join(unknown[:10])}")
+    if search_terms:
         entries = [
             dataclasses.replace(e, search_terms=tuple(search_terms[e.package_id]))
             if e.package_id in search_terms
             else e
             for e in entries
         ]
-    return RouterIndex(entries, config=config, dense=folder_dense(entries))
+    return RouterIndex(entries, config=config, dense=folder_dense(entries, examples=examples))
 
 
 def search_terms_file(path: str | Path, languages: tuple[str, ...] | None = None) -> dict[str, tuple[str, ...]]:
@@ -98,12 +104,32 @@ def search_terms_file(path: str | Path, languages: tuple[str, ...] | None = None
     return out
 
 
+def example_questions_file(path: str | Path) -> dict[str, tuple[str, ...]]:
+    """A file of example questions per package: ``{"PKG_ID": {"pt": [...], "en": [...], "es": [...]}}``
+    (the model's proposals) or ``{"PKG_ID": [...]}``; each package's questions cleaned and bounded as
+    accepted ones are (``dense.clean_questions``)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    if not isinstance(data, dict):
+        raise ValueError("example questions: a JSON object of package id → questions")
+    out: dict[str, tuple[str, ...]] = {}
+    for package_id, value in data.items():
+        lists = list(value.values()) if isinstance(value, dict) else [value]
+        if not all(isinstance(questions, list) for questions in lists):
+            raise ValueError(f"example questions of {package_id}: a list per language")
+        try:
+            out[package_id] = tuple(clean_questions([q for questions in lists for q in questions]))
+        except ValueError as exc:
+            raise ValueError(f"example questions of {package_id}: {exc}") from exc
+    return out
+
+
 def embedding_cache() -> EmbeddingCache:
     """Passage vectors of folder catalogs, cached under the var dir (re-evaluating never re-embeds)."""
     root = Path(os.environ.get("CONTEXTO_VAR_DIR") or Path(__file__).resolve().parents[1] / "var")
     return EmbeddingCache(root / "embeddings")
 
 
-def folder_dense(entries, body_chars: int | None = None) -> DenseIndex | None:
-    """Entry vectors for a folder catalog (None when the model is switched off or missing)."""
-    return folder_dense_index(entries, embedding_cache(), body_chars=body_chars)
+def folder_dense(entries, body_chars: int | None = None, examples=None) -> DenseIndex | None:
+    """Entry vectors for a folder catalog (None when the model is switched off or missing);
+    ``examples``: package id → example questions blended into that entry's vector."""
+    return folder_dense_index(entries, embedding_cache(), body_chars=body_chars, examples=examples)

@@ -1,4 +1,5 @@
-"""Curation-time expansion: the LLM proposes English and Spanish search terms when a revision is saved.
+"""Curation-time expansion: the LLM proposes English and Spanish search terms, and example questions,
+when a revision is saved.
 
 A catalog written in Portuguese only is found by English and Spanish
 questions through the lexicon; what a dictionary cannot know (product names
@@ -6,6 +7,10 @@ in use, colloquial phrasings) a model can propose once per revision, off the
 request path. Curators see, edit and accept the proposal in the admin
 (*Knowledge › Search terms*); accepted terms are stored with the revision and
 indexed at ``KNOWLEDGE_FIELD_WEIGHTS["search_terms"]``, below curated keywords.
+Accepted example questions (what a customer who has not read the article would
+ask, in Portuguese, English and Spanish) are blended into the revision's
+vector (``knowledge.retrieval.dense.with_examples``): accepting them re-embeds
+the revision.
 
 With the offline provider nothing is asked and nothing is stored: it cannot
 translate, and an empty proposal would only be noise for curators.
@@ -23,6 +28,8 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 
 from knowledge.models import CatalogState, PackageRevision, RevisionSearchTerms
+from knowledge.retrieval.dense import MAX_EXAMPLE_QUESTION_LENGTH
+from knowledge.retrieval.dense import clean_questions as dense_clean_questions
 from llm.base import ChatMessage, LLMRequest, ProviderUnavailable
 
 logger = logging.getLogger(__name__)
@@ -39,11 +46,17 @@ CONTENT_ACTIONS = {
     PackageRevision.Action.REVERTED,
     PackageRevision.Action.RESET,
 }
+QUESTION_LANGUAGES = ("pt", "en", "es")
+QUESTIONS_PER_LANGUAGE = 3
 SYSTEM_PROMPT = (
     "You help people find help-centre articles written in Portuguese. For the article below, "
-    'answer with JSON only: {"en": [...], "es": [...]}, up to 12 short search terms per language '
+    'answer with JSON only: {"en": [...], "es": [...], "questions": {"pt": [...], "en": [...], "es": [...]}}. '
+    '"en" and "es": up to 12 short search terms per language '
     "(words or phrases of 1 to 4 words) that an English or a Spanish speaker would type to find it. "
-    "Translate the article's key terms and add the everyday words people use. No explanations."
+    "Translate the article's key terms and add the everyday words people use. "
+    '"questions": 3 questions per language that a customer who has not read the article would ask and '
+    "that the article answers, in everyday words (not the article's title or its own terms where a "
+    "customer would say it differently), each under 20 words. No explanations."
 )
 
 
@@ -92,21 +105,45 @@ def clean_terms(raw) -> list[str]:
     return terms
 
 
-def parse_proposal(text: str) -> dict[str, list[str]]:
-    """The model's JSON answer (tolerating a code fence or prose around it) → {"en": [...], "es": [...]}."""
+def clean_questions(raw) -> list[str]:
+    """``dense.clean_questions``, its errors as a form's."""
+    try:
+        return dense_clean_questions(raw)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+
+
+def parse_proposal(text: str) -> dict:
+    """The model's JSON answer (tolerating a code fence or prose around it) →
+    {"en": [...], "es": [...], "questions": {"pt": [...], "en": [...], "es": [...]}}."""
     match = re.search(r"\{.*\}", text or "", re.DOTALL)
     if not match:
         raise ValueError("no JSON object")
     data = json.loads(match.group(0))
     if not isinstance(data, dict):
         raise ValueError("not an object")
-    out = {}
+    out: dict = {}
     for lang in LANGUAGES:
         values = data.get(lang) or []
         out[lang] = clean_terms(values if isinstance(values, list) else [])[:MAX_TERMS_PER_LANGUAGE]
-    if not any(out.values()):
+    asked = data.get("questions")
+    questions = {}
+    for lang in QUESTION_LANGUAGES:
+        values = asked.get(lang) if isinstance(asked, dict) else None
+        kept = [q for q in (values if isinstance(values, list) else []) if isinstance(q, str)]
+        kept = [q for q in kept if len(" ".join(q.split())) <= MAX_EXAMPLE_QUESTION_LENGTH]
+        questions[lang] = clean_questions(kept[:QUESTIONS_PER_LANGUAGE])
+    if any(questions.values()):
+        out["questions"] = questions
+    if not any(out[lang] for lang in LANGUAGES) and "questions" not in out:
         raise ValueError("no terms")
     return out
+
+
+def proposed_questions(proposal: dict) -> list[str]:
+    """The example questions of a proposal, in language order."""
+    asked = (proposal or {}).get("questions") or {}
+    return [q for lang in QUESTION_LANGUAGES for q in asked.get(lang, [])]
 
 
 def search_terms_propose(*, revision_pk: int) -> RevisionSearchTerms | None:
@@ -140,17 +177,21 @@ def search_terms_propose(*, revision_pk: int) -> RevisionSearchTerms | None:
         revision=revision, defaults={"proposed": proposal, "status": status}
     )
     logger.info(
-        "search_terms_proposed revision=%s status=%s terms=%d",
+        "search_terms_proposed revision=%s status=%s terms=%d questions=%d",
         revision.pk,
         status,
-        sum(len(v) for v in proposal.values()),
+        sum(len(proposal.get(lang, [])) for lang in LANGUAGES),
+        len(proposed_questions(proposal)),
     )
     return record
 
 
 @transaction.atomic
-def search_terms_accept(*, record: RevisionSearchTerms, terms, acting_user=None) -> RevisionSearchTerms:
-    """A curator's accepted (possibly edited) terms: stored with the revision; the catalog version is bumped."""
+def search_terms_accept(*, record: RevisionSearchTerms, terms, questions=None, acting_user=None) -> RevisionSearchTerms:
+    """A curator's accepted (possibly edited) terms and example questions: stored with the revision;
+    the catalog version is bumped. ``questions`` None keeps the accepted ones; when they change, the
+    revision is re-embedded after commit (its vector blends them in, knowledge.embeddings)."""
+    from knowledge.embeddings import embedding_request
     from knowledge.services import catalog_version_bump
 
     try:
@@ -159,10 +200,25 @@ def search_terms_accept(*, record: RevisionSearchTerms, terms, acting_user=None)
         raise ValidationError({"accepted": exc.messages}) from exc
     CatalogState.objects.get_or_create(pk=1)
     CatalogState.objects.select_for_update().get(pk=1)
+    # What is stored, not the instance (an admin form has already set its fields to the new values).
+    status, before = RevisionSearchTerms.objects.filter(pk=record.pk).values_list(
+        "status", "accepted_questions"
+    ).first() or (None, [])
+    before = list(before or []) if status == RevisionSearchTerms.Status.ACCEPTED else []
+    try:
+        asked = before if questions is None else clean_questions(questions)
+    except ValidationError as exc:
+        raise ValidationError({"accepted_questions": exc.messages}) from exc
+    changed = asked != before
     record.accepted = accepted
+    record.accepted_questions = asked
     record.status = RevisionSearchTerms.Status.ACCEPTED
     record.reviewed_by = acting_user if getattr(acting_user, "pk", None) else None
     record.save()
     catalog_version_bump()
-    logger.info("search_terms_accepted revision=%s terms=%d", record.revision_id, len(accepted))
+    if changed:
+        embedding_request(record.revision)
+    logger.info(
+        "search_terms_accepted revision=%s terms=%d questions=%d", record.revision_id, len(accepted), len(asked)
+    )
     return record

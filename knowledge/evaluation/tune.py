@@ -1,6 +1,6 @@
 """Choose router settings by leave-one-catalog-out cross-validation over the DEV splits.
 
-    python -m knowledge.evaluation.tune [--grid NAME] [--json] [--rerank] [--extra NAME=DIR ...]
+    python -m knowledge.evaluation.tune [--grid NAME] [--json] [--rerank] [--example-questions] [--extra NAME=DIR ...]
 
 ``--extra`` adds a catalog outside the repository to the pool (its packages
 and its ``questions.dev.json``; never its test split).
@@ -98,10 +98,24 @@ _DENSE: dict[str, object] = {}
 
 def dense_of(name: str, entries, body_chars: int = PASSAGE_BODY_CHARS):
     """The catalog's entry vectors (cached on disk and per process); None with the model off."""
-    key = f"{name}:{len(entries)}:{body_chars}"
+    examples = EXAMPLES.get(name) or None
+    key = f"{name}:{len(entries)}:{body_chars}:{bool(examples)}"
     if key not in _DENSE:
-        _DENSE[key] = folder_dense(entries, body_chars=body_chars)
+        _DENSE[key] = folder_dense(entries, body_chars=body_chars, examples=examples)
     return _DENSE[key]
+
+
+# Example questions blended into the entries' vectors (``--example-questions``): catalog name → the
+# stand-in model's proposals (example_questions.proposed.json), or empty for the shipped vectors.
+EXAMPLES: dict[str, dict] = {}
+
+
+def example_questions(name: str) -> dict:
+    """A catalog's proposed example questions (package id → questions), from the file beside its dev split."""
+    from knowledge.offline_catalog import example_questions_file
+
+    path = TUNING_INPUTS[name][1].parent / "example_questions.proposed.json"
+    return example_questions_file(path) if path.exists() else {}
 
 
 def run(config: RouterConfig, name: str, entries=None, queries=None, body_chars: int = PASSAGE_BODY_CHARS):
@@ -159,6 +173,10 @@ GRIDS = {
     "agreed": {
         "agreed_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05, 0.06],
         "agreed_lexical_rank": [0, 1, 3],
+    },
+    # Entries with example questions blended in (--example-questions): their own full-body lift.
+    "examples": {
+        "dense_full_lift_examples": [0.05, 0.055, 0.06, 0.065, 0.07],
     },
     "weak": {
         "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],
@@ -423,8 +441,15 @@ def main() -> None:
         metavar="NAME=DIR",
         help="Another catalog for the pool: DIR/packages and DIR/questions.dev.json (its dev split only)",
     )
+    parser.add_argument(
+        "--example-questions",
+        action="store_true",
+        help="Blend each catalog's proposed example questions (example_questions.proposed.json) into its vectors",
+    )
     args = parser.parse_args()
     base = replace(RouterConfig(), **json.loads(args.base))
+    if args.example_questions:
+        EXAMPLES.update({n: example_questions(n) for n in TUNING_INPUTS})
     data = {n: (load_package_folder(p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}
     for spec in args.extra:
         name, _, folder = spec.partition("=")

@@ -16,6 +16,14 @@ on-disk cache keyed by sha256(model id + text) (``EmbeddingCache``); never per
 request. Only the question is embedded per request (cached per exact text by
 ``common.text.retrieval_embeddings``). An entry without a vector simply lacks the signal.
 
+An entry whose curators accepted example questions (proposed by the LLM at curation time,
+``knowledge.search_terms``) is ranked by a blend of its passage vector and the mean of its
+questions' vectors (``with_examples``): a user's question is closer to other questions than
+to an article's prose, so a paraphrase that shares no word with the article still lands near
+the questions it answers (document expansion by predicted queries, as doc2query does for
+words, here in the embedding). The blend is computed when the vector is stored, so routing
+costs nothing more.
+
 Pure module: no Django.
 """
 
@@ -34,6 +42,13 @@ from common.text import retrieval_embeddings
 # What an entry is embedded as: chosen on the dev splits (docs/retrieval.md, "Dense signal").
 # The whole body (1,500 chars) was worse and 3x slower: the body dilutes what the entry is about.
 PASSAGE_BODY_CHARS = 300
+# Share of the example questions' mean vector in an entry's blended vector (leave-one-catalog-out
+# over the ten dev splits, every fold: 0.5 of 0.3 / 0.5 / 0.7; docs/retrieval.md, "Example questions").
+EXAMPLES_SHARE = 0.5
+# A passage vector has unit length; a blend is shorter (about 0.92 measured: its questions' mean is about 0.9 long).
+BLEND_MAX_LENGTH = 0.99
+MAX_EXAMPLE_QUESTIONS = 12
+MAX_EXAMPLE_QUESTION_LENGTH = 200
 
 
 def passage_text(entry, body_chars: int = PASSAGE_BODY_CHARS) -> str:
@@ -48,8 +63,54 @@ def text_digest(text: str, model_id: str = retrieval_embeddings.MODEL_ID) -> str
     return hashlib.sha256(f"{model_id}\x00{text}".encode()).hexdigest()
 
 
+def embedded_text(passage: str, questions: Sequence[str] = ()) -> str:
+    """What an entry's vector stands for (its digest's text): the passage, and the example questions
+    blended in, if any. Without questions it is the passage itself, so stored vectors keep their digest."""
+    if not questions:
+        return passage
+    return passage + "\n\x1fexample questions\x1f\n" + "\n".join(questions)
+
+
+def clean_questions(raw) -> list[str]:
+    """A list of questions (or one per line) → distinct trimmed questions; ValueError past the bounds
+    (``MAX_EXAMPLE_QUESTIONS``, ``MAX_EXAMPLE_QUESTION_LENGTH`` characters each)."""
+    if isinstance(raw, str):
+        raw = raw.splitlines()
+    if not isinstance(raw, (list, tuple)):
+        raise ValueError("a list of questions, or one question per line")
+    questions: list[str] = []
+    seen: set[str] = set()
+    for item in raw:
+        if not isinstance(item, str):
+            continue
+        question = " ".join(item.split())
+        if not question or question.lower() in seen:
+            continue
+        if len(question) > MAX_EXAMPLE_QUESTION_LENGTH:
+            raise ValueError(f"a question has at most {MAX_EXAMPLE_QUESTION_LENGTH} characters")
+        seen.add(question.lower())
+        questions.append(question)
+    if len(questions) > MAX_EXAMPLE_QUESTIONS:
+        raise ValueError(f"at most {MAX_EXAMPLE_QUESTIONS} questions")
+    return questions
+
+
+def with_examples(passage: np.ndarray, questions: np.ndarray) -> np.ndarray:
+    """The passage vector blended with the mean of its example questions' (query-side) vectors.
+
+    Not renormalised: the blend's length (< 1) is how ``DenseIndex.has_examples`` recognises it,
+    and leave-one-catalog-out preferred it to the renormalised blend (docs/retrieval.md).
+    """
+    passage = np.asarray(passage, dtype=np.float32)
+    if not len(questions):
+        return passage
+    mean = np.asarray(questions, dtype=np.float32).mean(axis=0)
+    return ((1.0 - EXAMPLES_SHARE) * passage + EXAMPLES_SHARE * mean).astype(np.float32)
+
+
 class DenseIndex:
-    """Unit vectors of a catalog's entries (rows of entries without one are zero and never ranked).
+    """Vectors of a catalog's entries: unit length, shorter when example questions are blended in
+    (``with_examples``); rows of entries without one are zero and never ranked.
 
     ``vectors`` may be a read-only mapping of a shared file (``dense_segment``): every process then
     reads one copy in the page cache. A delta's index keeps its base's matrix and *overlays* the
@@ -96,6 +157,11 @@ class DenseIndex:
 
     def __len__(self) -> int:
         return len(self.present)
+
+    def has_examples(self, slot: int) -> bool:
+        """Whether the entry's vector blends in example questions (``with_examples``): a passage's
+        vector has unit length, a blend is shorter (the mean of several question vectors is)."""
+        return float(np.linalg.norm(self.vector(slot))) < BLEND_MAX_LENGTH
 
     def vector(self, slot: int) -> np.ndarray:
         """The vector the index ranks entry ``slot`` by (an overlay row, else the base's)."""
@@ -241,14 +307,33 @@ class EmbeddingCache:
 
 
 def folder_dense_index(
-    entries: Sequence, cache: EmbeddingCache | None, *, body_chars: int | None = None, **kwargs
+    entries: Sequence,
+    cache: EmbeddingCache | None,
+    *,
+    body_chars: int | None = None,
+    examples: Mapping[str, Sequence[str]] | None = None,
+    **kwargs,
 ) -> DenseIndex | None:
-    """A DenseIndex for in-memory entries (vectors from the cache, else computed); None when the model is off."""
+    """A DenseIndex for in-memory entries (vectors from the cache, else computed); None when the model is off.
+
+    ``examples``: package id → accepted example questions, blended into that entry's vector.
+    """
     if not entries or not retrieval_embeddings.available():
         return None
     texts = [passage_text(e, PASSAGE_BODY_CHARS if body_chars is None else body_chars) for e in entries]
-    if cache is None:
-        vectors = retrieval_embeddings.embed_passages(texts)
-    else:
-        vectors = cache.passages(texts)
+    embed = retrieval_embeddings.embed_passages if cache is None else cache.passages
+    vectors = embed(texts)
+    examples = examples or {}
+    asked = [i for i, e in enumerate(entries) if examples.get(e.package_id)]
+    if asked:
+        vectors = np.array(vectors, dtype=np.float32)
+        for i in asked:
+            questions = list(examples[entries[i].package_id])
+            key = embedded_text(texts[i], questions)
+            blended = cache.get(key) if cache is not None else None
+            if blended is None:
+                blended = with_examples(vectors[i], retrieval_embeddings.embed_queries(questions))
+                if cache is not None:
+                    cache.put(key, blended)
+            vectors[i] = blended
     return DenseIndex(vectors, np.ones(len(entries), dtype=bool), **kwargs)

@@ -115,6 +115,9 @@ class RouterConfig:
     # about equally close to every entry). > 2: never. Chosen in the e5 + USE space (with e5 alone
     # it was 0.06; docs/retrieval.md, "Two encoders"), like ``dense_veto_lift`` (0.025 with e5 alone).
     dense_full_lift: float = 0.07
+    # The same for an entry whose vector blends in accepted example questions (dense.with_examples):
+    # its cosines run lower. Chosen by leave-one-catalog-out (docs/retrieval.md, "Example questions").
+    dense_full_lift_examples: float = 0.06
     # The dense top entry is ranked once more (signal "dense_margin", its own weight) when its cosine
     # exceeds the runner-up's by at least this. > 2: off. Chosen by leave-one-catalog-out
     # (docs/retrieval.md, "Dense margin").

@@ -669,7 +669,8 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     if margin >= cfg.dense_margin and cfg.weights.get("dense_margin"):
         signals.rankings["dense_margin"] = [top]
         signals.note(top, "dense_margin", 1, f"closer than any other entry by {margin:.3f}")
-    if sim - mean >= cfg.dense_full_lift and index.entries[top].kind != KIND_PROCEDURE:
+    full_lift = cfg.dense_full_lift_examples if dense.has_examples(top) else cfg.dense_full_lift
+    if sim - mean >= full_lift and index.entries[top].kind != KIND_PROCEDURE:
         signals.eligible.add(top)
 
 

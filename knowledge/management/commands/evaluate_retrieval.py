@@ -34,6 +34,12 @@ class Command(BaseCommand):
             metavar="LANGS",
             help="Comma-separated languages of --search-terms to keep (default: every list in the file).",
         )
+        parser.add_argument(
+            "--example-questions",
+            metavar="FILE",
+            help='With --catalog: JSON of example questions per package ({"PKG": {"pt": [...], "en": [...], '
+            '"es": [...]}}), blended into the packages\' vectors as accepted questions are.',
+        )
         parser.add_argument("--verbose", action="store_true", help="Print every question that missed.")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
 
@@ -86,8 +92,10 @@ class Command(BaseCommand):
         """How each question is routed, and every package's kind: a folder in memory or the database catalog."""
         if options["search_terms"] and not options["catalog"]:
             raise CommandError("--search-terms needs --catalog (the database catalog indexes its accepted terms)")
+        if options["example_questions"] and not options["catalog"]:
+            raise CommandError("--example-questions needs --catalog (the database catalog embeds its accepted ones)")
         if options["catalog"]:
-            from knowledge.offline_catalog import folder_index, search_terms_file
+            from knowledge.offline_catalog import example_questions_file, folder_index, search_terms_file
 
             terms = None
             if options["search_terms"]:
@@ -96,8 +104,14 @@ class Command(BaseCommand):
                     terms = search_terms_file(options["search_terms"], tuple(langs.split(",")) if langs else None)
                 except (OSError, ValueError) as exc:
                     raise CommandError(f"Cannot read {options['search_terms']}: {exc}") from exc
+            examples = None
+            if options["example_questions"]:
+                try:
+                    examples = example_questions_file(options["example_questions"])
+                except (OSError, ValueError) as exc:
+                    raise CommandError(f"Cannot read {options['example_questions']}: {exc}") from exc
             try:
-                index = folder_index(options["catalog"], router_config(), search_terms=terms)
+                index = folder_index(options["catalog"], router_config(), search_terms=terms, examples=examples)
             except (OSError, ValueError, PackageFileError) as exc:
                 raise CommandError(f"Cannot load the catalog {options['catalog']}: {exc}") from exc
 

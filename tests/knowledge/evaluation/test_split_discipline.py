@@ -24,7 +24,8 @@ def _questions(name: str, split: str) -> list[dict]:
 
 
 def _tuning_files() -> list[Path]:
-    """Everything tuning reads that this project writes: dev files, its own catalogs' packages, the router's code.
+    """Everything tuning reads that this project writes: dev files, its own catalogs' packages, the router's code,
+    the proposals a stand-in model wrote.
 
     The held-out catalogs' packages are the independent authors' (a direct question may
     quote their text); they are checked unmodified against their checksums instead.
@@ -33,6 +34,10 @@ def _tuning_files() -> list[Path]:
     files.extend(sorted((ROOT / "knowledge" / "catalog_demo").glob("*.md")))
     files.extend(sorted((ROOT / "knowledge" / "retrieval").glob("*.py")))
     files.append(ROOT / "knowledge" / "evaluation" / "tune.py")
+    # The stand-in model's proposals (written from the articles alone) are blended into the vectors
+    # tuning measures: a test question in one would be measured against itself.
+    files.extend(sorted(CATALOGS.glob("*/example_questions.proposed.json")))
+    files.extend(sorted(CATALOGS.glob("*/search_terms.proposed.json")))
     return files
 
 

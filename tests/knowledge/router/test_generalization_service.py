@@ -7,6 +7,7 @@ import pytest
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
+from common.text import retrieval_embeddings
 from knowledge.routing_service import fetch_feedback_record
 from knowledge.models import CatalogState, Package, SynonymSet
 from knowledge.routing_service import route_context
@@ -249,3 +250,40 @@ def test_evaluate_retrieval_measures_proposed_search_terms_before_they_are_accep
     terms.write_text("[1, 2]", encoding="utf-8")
     with pytest.raises(CommandError, match="a JSON object"):
         call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--search-terms", str(terms))
+
+
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
+def test_evaluate_retrieval_measures_proposed_example_questions_before_they_are_accepted(tmp_path, catalog, capsys):
+    packages, _ = _folder(tmp_path)
+    questions = tmp_path / "questions.colloquial.json"
+    questions.write_text(
+        json.dumps(
+            [{"query": "Posso ficar com o mimo que o parceiro mandou?", "lang": "pt", "expected": ["ETHICS_RULE"]}]
+        ),
+        encoding="utf-8",
+    )
+    examples = tmp_path / "examples.json"
+    examples.write_text(
+        json.dumps({"ETHICS_RULE": {"pt": ["Um parceiro me mandou um mimo, posso aceitar?"], "en": []}}),
+        encoding="utf-8",
+    )
+
+    def hit_at_1(*extra):
+        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--json", *extra)
+        return json.loads(capsys.readouterr().out)["hit@1"]
+
+    assert hit_at_1() == 0.0
+    assert hit_at_1("--example-questions", str(examples)) == 1.0
+
+    with pytest.raises(CommandError, match="needs --catalog"):
+        call_command("evaluate_retrieval", str(questions), "--example-questions", str(examples))
+    examples.write_text(json.dumps({"NOT_THERE": ["x?"]}), encoding="utf-8")
+    with pytest.raises(CommandError, match="not in the folder: NOT_THERE"):
+        call_command(
+            "evaluate_retrieval", str(questions), "--catalog", str(packages), "--example-questions", str(examples)
+        )
+    examples.write_text(json.dumps({"ETHICS_RULE": {"pt": "not a list"}}), encoding="utf-8")
+    with pytest.raises(CommandError, match="a list per language"):
+        call_command(
+            "evaluate_retrieval", str(questions), "--catalog", str(packages), "--example-questions", str(examples)
+        )
