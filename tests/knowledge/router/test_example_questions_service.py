@@ -13,7 +13,7 @@ from knowledge.models import RevisionEmbedding, RevisionSearchTerms
 from knowledge.retrieval.dense import embedded_text, text_digest, with_examples
 from knowledge.selectors import catalog_version_get
 
-from .test_search_terms import BODY, StubModel
+from .test_search_terms import BODY, configured_model
 
 QUESTIONS = {
     "pt": ["Faltei porque passei mal, onde mando o papel do médico?"],
@@ -25,10 +25,8 @@ FLAT = [q for lang in ("pt", "en", "es") for q in QUESTIONS[lang]]
 
 @pytest.fixture
 def model(monkeypatch):
-    stub = StubModel(json.dumps({"en": ["doctor's note"], "es": ["certificado médico"], "questions": QUESTIONS}))
-    monkeypatch.setattr(search_terms, "_provider", lambda: stub)
-    monkeypatch.setattr(search_terms, "_offline", lambda: False)
-    return stub
+    reply = {"en": ["doctor's note"], "es": ["certificado médico"], "questions": QUESTIONS}
+    return configured_model(monkeypatch, json.dumps(reply))
 
 
 @pytest.fixture(autouse=True)

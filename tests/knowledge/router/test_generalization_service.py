@@ -220,8 +220,8 @@ def test_evaluate_retrieval_refuses_what_it_cannot_measure(tmp_path, catalog):
         call_command("evaluate_retrieval", str(test_split), "--catalog", str(packages), "--verbose")
 
 
-def test_evaluate_retrieval_measures_proposed_search_terms_before_they_are_accepted(tmp_path, catalog, capsys):
-    packages, _ = _folder(tmp_path)
+def _colloquial(tmp_path):
+    """A question sharing no word with the package that answers it (ETHICS_RULE of ``_folder``)."""
     questions = tmp_path / "questions.colloquial.json"
     questions.write_text(
         json.dumps(
@@ -229,14 +229,26 @@ def test_evaluate_retrieval_measures_proposed_search_terms_before_they_are_accep
         ),
         encoding="utf-8",
     )
+    return questions
+
+
+def _hit_at_1(questions, packages, capsys):
+    def hit_at_1(*extra):
+        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--json", *extra)
+        return json.loads(capsys.readouterr().out)["hit@1"]
+
+    return hit_at_1
+
+
+def test_evaluate_retrieval_measures_proposed_search_terms_before_they_are_accepted(tmp_path, catalog, capsys):
+    packages, _ = _folder(tmp_path)
+    questions = _colloquial(tmp_path)
     terms = tmp_path / "terms.json"
     terms.write_text(
         json.dumps({"ETHICS_RULE": {"pt": ["mimo de parceiro", "agrado"], "en": ["supplier gift"]}}), encoding="utf-8"
     )
 
-    def hit_at_1(*extra):
-        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--json", *extra)
-        return json.loads(capsys.readouterr().out)["hit@1"]
+    hit_at_1 = _hit_at_1(questions, packages, capsys)
 
     assert hit_at_1() == 0.0  # no word of the question is in the package
     assert hit_at_1("--search-terms", str(terms)) == 1.0
@@ -255,22 +267,14 @@ def test_evaluate_retrieval_measures_proposed_search_terms_before_they_are_accep
 @pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
 def test_evaluate_retrieval_measures_proposed_example_questions_before_they_are_accepted(tmp_path, catalog, capsys):
     packages, _ = _folder(tmp_path)
-    questions = tmp_path / "questions.colloquial.json"
-    questions.write_text(
-        json.dumps(
-            [{"query": "Posso ficar com o mimo que o parceiro mandou?", "lang": "pt", "expected": ["ETHICS_RULE"]}]
-        ),
-        encoding="utf-8",
-    )
+    questions = _colloquial(tmp_path)
     examples = tmp_path / "examples.json"
     examples.write_text(
         json.dumps({"ETHICS_RULE": {"pt": ["Um parceiro me mandou um mimo, posso aceitar?"], "en": []}}),
         encoding="utf-8",
     )
 
-    def hit_at_1(*extra):
-        call_command("evaluate_retrieval", str(questions), "--catalog", str(packages), "--json", *extra)
-        return json.loads(capsys.readouterr().out)["hit@1"]
+    hit_at_1 = _hit_at_1(questions, packages, capsys)
 
     assert hit_at_1() == 0.0
     assert hit_at_1("--example-questions", str(examples)) == 1.0

@@ -28,17 +28,22 @@ class StubModel:
         return LLMResult(text=self.reply)
 
 
-@pytest.fixture
-def model(monkeypatch):
-    stub = StubModel(
-        "```json\n"
-        + json.dumps({"en": ["doctor's note", "sick leave paperwork"], "es": ["certificado médico", "baja"]})
-        + "\n```"
-    )
+def configured_model(monkeypatch, reply) -> StubModel:
+    """A real provider configured (the offline provider never asks), answering ``reply``."""
+    stub = StubModel(reply)
     monkeypatch.setattr(search_terms, "_provider", lambda: stub)
-    # The offline provider never asks; here a real one is configured.
     monkeypatch.setattr(search_terms, "_offline", lambda: False)
     return stub
+
+
+@pytest.fixture
+def model(monkeypatch):
+    return configured_model(
+        monkeypatch,
+        "```json\n"
+        + json.dumps({"en": ["doctor's note", "sick leave paperwork"], "es": ["certificado médico", "baja"]})
+        + "\n```",
+    )
 
 
 @pytest.fixture(autouse=True)
