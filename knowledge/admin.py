@@ -566,8 +566,37 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
     readonly_fields = ("revision", "status", "proposed_line", "reviewed_by", "updated_at")
     fields = ("revision", "status", "proposed_line", "accepted", "accepted_questions", "reviewed_by", "updated_at")
 
+    actions = ["accept_as_proposed"]
+
     def has_add_permission(self, request):
         return False  # proposals come from the task, one per revision
+
+    @admin.action(description="Accept the selected proposals as the model proposed them", permissions=["change"])
+    def accept_as_proposed(self, request, queryset):
+        """For a large catalog: every selected proposal's terms and example questions, unedited. Accepted
+        ones and failed asks are left as they are; each revision whose questions change is re-embedded."""
+        done, skipped = [], []
+        for record in queryset.select_related("revision__package"):
+            label = f"{record.revision.package.package_id} r{record.revision.number}"
+            if record.status != RevisionSearchTerms.Status.PROPOSED:
+                skipped.append(label)
+                continue
+            proposal = record.proposed or {}
+            search_terms_accept(
+                record=record,
+                terms=[t for lang in ("en", "es") for t in proposal.get(lang, [])],
+                questions=proposed_questions(proposal),
+                acting_user=request.user,
+            )
+            done.append(label)
+        if done:
+            self.message_user(request, f"Accepted as proposed: {', '.join(done)}.", messages.SUCCESS)
+        if skipped:
+            self.message_user(
+                request,
+                f"Not waiting for a curator (accepted or failed), left as is: {', '.join(skipped)}.",
+                messages.INFO,
+            )
 
     @admin.display(description="proposed")
     def proposed_line(self, obj):

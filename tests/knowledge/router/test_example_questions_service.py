@@ -102,3 +102,35 @@ def test_a_question_too_long_is_refused_in_the_admin_and_nothing_is_saved(
     assert response.status_code == 200 and "at most 200 characters" in response.content.decode()
     record.refresh_from_db()
     assert record.status == "proposed" and record.accepted_questions == []
+
+
+def test_curators_accept_many_proposals_at_once_and_a_failed_ask_is_left_alone(
+    make_package, django_capture_on_commit_callbacks, model, client, curator
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        first = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+    model.reply = "I cannot help with that."
+    with django_capture_on_commit_callbacks(execute=True):
+        second = make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação.")
+    proposed = RevisionSearchTerms.objects.get(revision__package=first)
+    failed = RevisionSearchTerms.objects.get(revision__package=second)
+    assert (proposed.status, failed.status) == ("proposed", "failed")
+    version = catalog_version_get()
+
+    client.force_login(curator)
+    response = client.post(
+        "/admin/knowledge/revisionsearchterms/",
+        {"action": "accept_as_proposed", "_selected_action": [proposed.pk, failed.pk]},
+        follow=True,
+    )
+    shown = [str(m) for m in response.context["messages"]]
+    assert shown == [
+        "Accepted as proposed: SICK_NOTES r1.",
+        "Not waiting for a curator (accepted or failed), left as is: OVERTIME r1.",
+    ]
+    proposed.refresh_from_db()
+    failed.refresh_from_db()
+    assert proposed.status == "accepted" and proposed.reviewed_by == curator
+    assert proposed.accepted == ["doctor's note", "certificado médico"] and proposed.accepted_questions == FLAT
+    assert failed.status == "failed" and failed.accepted_questions == []
+    assert catalog_version_get() == version + 1
