@@ -13,7 +13,7 @@ missing nothing is computed and the router works without the signal.
 A revision with accepted example questions (``knowledge.search_terms``) is
 embedded as its passage blended with their mean (``dense.with_examples``); its
 digest covers the questions, so accepting new ones re-embeds it
-(``search_terms_accept`` enqueues the task; ``embed_packages`` catches a lost one).
+(``search_terms_accept`` enqueues the task; the beat sweep catches a lost one).
 """
 
 from __future__ import annotations
@@ -26,7 +26,7 @@ from types import SimpleNamespace
 import numpy as np
 from django.conf import settings
 from django.db import transaction
-from django.db.models import F
+from django.db.models import F, Q
 
 from common.text import retrieval_embeddings
 from knowledge.models import CatalogState, Package, PackageRevision, RevisionEmbedding, RevisionSearchTerms
@@ -199,14 +199,21 @@ def embedding_backfill(*, batch: int = BACKFILL_BATCH) -> dict[str, int]:
 def embedding_sweep(*, limit: int = SWEEP_LIMIT, batch: int = BACKFILL_BATCH) -> dict[str, int]:
     """Vectors for active current revisions that have none of this model, at most ``limit`` a run
     (Celery beat runs it every ``KNOWLEDGE_EMBED_SWEEP_INTERVAL`` seconds): a save whose task never
-    reached a worker (broker down: the save stands, ``embedding_request``), or every revision after
-    an upgrade that changed the router's model. One query when nothing is missing; unlike
-    ``embedding_backfill`` it reads only the revisions that lack a vector, not every body."""
+    reached a worker (broker down: the save stands, ``embedding_request``), every revision after
+    an upgrade that changed the router's model, or a vector older than the example questions
+    accepted for its revision since. One query when nothing is missing; unlike
+    ``embedding_backfill`` it reads only the revisions that need a vector, not every body."""
     if not _enabled() or not retrieval_embeddings.available():
         return {"embedded": 0, "missing": 0, "unavailable": 1}
+    # No vector of this model, or one older than the example questions a curator accepted since
+    # (the re-embedding task after the accept was lost).
+    stale = Q(
+        search_terms__status=RevisionSearchTerms.Status.ACCEPTED,
+        search_terms__questions_changed_at__gt=F("embedding__created_at"),
+    )
     missing = (
         _current_revisions()
-        .exclude(embedding__model_id=retrieval_embeddings.MODEL_ID)
+        .filter(~Q(embedding__model_id=retrieval_embeddings.MODEL_ID) | stale)
         .exclude(data__body="")
         .select_related("package")
         .order_by("pk")

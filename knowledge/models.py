@@ -314,6 +314,11 @@ class RevisionSearchTerms(models.Model):
     accepted_questions = models.JSONField(
         default=list, blank=True, help_text="Example questions blended into the revision's vector."
     )
+    questions_changed_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the accepted questions last changed: a vector older than this is re-embedded by the sweep.",
+    )
     reviewed_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )

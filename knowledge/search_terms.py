@@ -26,6 +26,7 @@ import re
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.utils import timezone
 
 from knowledge.models import CatalogState, PackageRevision, RevisionSearchTerms
 from knowledge.retrieval.dense import MAX_EXAMPLE_QUESTION_LENGTH
@@ -190,7 +191,8 @@ def search_terms_propose(*, revision_pk: int) -> RevisionSearchTerms | None:
 def search_terms_accept(*, record: RevisionSearchTerms, terms, questions=None, acting_user=None) -> RevisionSearchTerms:
     """A curator's accepted (possibly edited) terms and example questions: stored with the revision;
     the catalog version is bumped. ``questions`` None keeps the accepted ones; when they change, the
-    revision is re-embedded after commit (its vector blends them in, knowledge.embeddings)."""
+    revision is re-embedded after commit (its vector blends them in, knowledge.embeddings), and the
+    beat sweep re-embeds it should that task be lost (``questions_changed_at``)."""
     from knowledge.embeddings import embedding_request
     from knowledge.services import catalog_version_bump
 
@@ -212,6 +214,8 @@ def search_terms_accept(*, record: RevisionSearchTerms, terms, questions=None, a
     changed = asked != before
     record.accepted = accepted
     record.accepted_questions = asked
+    if changed:
+        record.questions_changed_at = timezone.now()
     record.status = RevisionSearchTerms.Status.ACCEPTED
     record.reviewed_by = acting_user if getattr(acting_user, "pk", None) else None
     record.save()

@@ -134,3 +134,36 @@ def test_curators_accept_many_proposals_at_once_and_a_failed_ask_is_left_alone(
     assert proposed.accepted == ["doctor's note", "certificado médico"] and proposed.accepted_questions == FLAT
     assert failed.status == "failed" and failed.accepted_questions == []
     assert catalog_version_get() == version + 1
+
+
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
+def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_vector(
+    make_package, django_capture_on_commit_callbacks, model, settings, monkeypatch
+):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    from knowledge import tasks
+    from knowledge.embeddings import embedding_sweep
+
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+    revision = package.revisions.get()
+    record = RevisionSearchTerms.objects.get(revision=revision)
+    passage = RevisionEmbedding.objects.get(revision=revision)
+    assert embedding_sweep() == {"embedded": 0, "missing": 0, "unavailable": 0}
+
+    # The accept's re-embedding task never reaches a worker (broker down): the passage vector stays.
+    monkeypatch.setattr(tasks.embed_revision, "delay", lambda *a, **k: None)
+    with django_capture_on_commit_callbacks(execute=True):
+        search_terms.search_terms_accept(record=record, terms=["doctor's note"], questions=FLAT)
+    assert RevisionEmbedding.objects.get(revision=revision).text_digest == passage.text_digest
+
+    assert embedding_sweep() == {"embedded": 1, "missing": 1, "unavailable": 0}
+    stored = RevisionEmbedding.objects.get(revision=revision)
+    assert stored.text_digest == text_digest(embedded_text(revision_text(revision), FLAT))
+    # Then nothing is stale any more: one query, nothing embedded.
+    with CaptureQueriesContext(connection) as captured:
+        assert embedding_sweep() == {"embedded": 0, "missing": 0, "unavailable": 0}
+    assert len(captured.captured_queries) == 1
