@@ -1,6 +1,6 @@
 """What the dense signal costs a route: p50/p95 wall and CPU time, with it off, always on, and gated.
 
-    python bench/bench_router_dense.py [--size 10000] [--labeled]
+    python bench/bench_router_dense.py [--size 10000] [--labeled] [--example-questions 9]
 
 Two question sets:
 
@@ -8,6 +8,9 @@ Two question sets:
   random unit vectors: embedding 10,000 synthetic passages would take ~15 minutes and the cost
   per route is the same (one matrix-vector product over the entries, plus the question's own
   embedding, which is real: the bundled model runs on every fired question);
+- ``--example-questions N``: every synthetic entry also gets N random example-question vectors
+  (``DenseIndex.attach_examples``; the worst case: every entry's curators accepted N questions),
+  scored with the shipped ``dense_examples_share``;
 - ``--labeled``: every dev question of the labeled catalogs (knowledge/evaluation/catalogs, the
   sample catalog), each routed on its own catalog with its real vectors: how often the gate
   fires on questions people actually write.
@@ -94,7 +97,7 @@ def _config(mode: str | None, base: RouterConfig) -> RouterConfig:
     return replace(base, dense_gate=mode)
 
 
-def synthetic(size: int) -> None:
+def synthetic(size: int, examples: int = 0) -> None:
     import bench_router
 
     entries, rng, zipf = bench_router.make_catalog(size)
@@ -102,6 +105,11 @@ def synthetic(size: int) -> None:
     vectors = np.random.default_rng(12).standard_normal((len(entries), retrieval_embeddings.DIM)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     dense = DenseIndex(vectors, np.ones(len(entries), dtype=bool))
+    if examples:
+        rows = np.random.default_rng(13).standard_normal((len(entries), examples, retrieval_embeddings.DIM))
+        rows = (rows / np.linalg.norm(rows, axis=2, keepdims=True)).astype(np.float32)
+        dense.attach_examples(dict(enumerate(rows)))
+        del rows
     base = RouterConfig()
     for label, mode in MODES.items():
         index = RouterIndex(entries, config=_config(mode, base), dense=dense)
@@ -110,7 +118,7 @@ def synthetic(size: int) -> None:
         retrieval_embeddings.clear_cache()
         with _Counter() as counter:
             wall, cpu = _time_routes([lambda q=q: index.route(q) for q in questions])
-        _report(f"{size:,}", label, wall, cpu, counter.fired, len(questions))
+        _report(f"{size:,}" + (f" +{examples}q" if examples else ""), label, wall, cpu, counter.fired, len(questions))
 
 
 def labeled() -> None:
@@ -145,11 +153,14 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--size", type=int, default=10_000)
     parser.add_argument("--labeled", action="store_true", help="The labeled catalogs' dev questions instead")
+    parser.add_argument(
+        "--example-questions", type=int, default=0, metavar="N", help="N example-question vectors per synthetic entry"
+    )
     args = parser.parse_args()
     if not retrieval_embeddings.available():
         sys.exit("embeddings are off or the model is missing: nothing to measure")
     print(f"load average {os.getloadavg()[0]:.2f} (2 cores); body chars {dense_module.PASSAGE_BODY_CHARS}")
-    labeled() if args.labeled else synthetic(args.size)
+    labeled() if args.labeled else synthetic(args.size, args.example_questions)
     print(f"load average {os.getloadavg()[0]:.2f}")
 
 

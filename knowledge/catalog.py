@@ -68,12 +68,17 @@ class Catalog:
     # package_id → stored passage vector of its current revision (float32 bytes, or an equal byte view
     # into the router's dense matrix once it holds them: ``hold_vectors``; common/text/retrieval_embeddings.py).
     vectors: dict[str, bytes | memoryview] = field(default_factory=dict, repr=False, compare=False)
+    # package_id → its current revision's example-question vectors (float32 bytes, read with the
+    # vectors; only packages with accepted example questions have any; knowledge/embeddings.py).
+    example_vectors: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
     # What an incremental reload compares against (``_reload``); None for a catalog built otherwise.
     _state: "_LoadState | None" = field(default=None, repr=False, compare=False)
 
     @classmethod
-    def build(cls, version: int, entries: list[PackageEntry], synonyms=(), vectors=None, _state=None) -> "Catalog":
+    def build(
+        cls, version: int, entries: list[PackageEntry], synonyms=(), vectors=None, _state=None, example_vectors=None
+    ) -> "Catalog":
         by_key: dict[str, PackageEntry] = {}
         for entry in entries:
             by_key[_key(entry.package_id)] = entry
@@ -85,6 +90,7 @@ class Catalog:
             entries=tuple(entries),
             synonyms=tuple(tuple(s) for s in synonyms),
             vectors=dict(vectors or {}),
+            example_vectors=dict(example_vectors or {}),
             _by_key=by_key,
             _state=_state,
         )
@@ -227,7 +233,9 @@ def _load(version: int) -> Catalog:
         vectors_fingerprint=vectors_fingerprint,
     )
     entries = [e for e in by_pk.values() if e is not None]
-    return Catalog.build(version, entries, _synonyms(), catalog_vectors(rows), _state=state)
+    examples: dict[str, bytes] = {}
+    vectors = catalog_vectors(rows, examples)
+    return Catalog.build(version, entries, _synonyms(), vectors, _state=state, example_vectors=examples)
 
 
 def catalog_entries_stream(batch: int = 2000) -> Iterator[PackageEntry]:
@@ -253,8 +261,9 @@ def _synonyms() -> list[tuple[str, ...]]:
     return [tuple(terms) for terms in SynonymSet.objects.filter(is_active=True).values_list("terms", flat=True)]
 
 
-def _vectors_since(before: tuple, now: tuple, by_pk: dict, package_ids: dict, vectors: dict) -> dict:
-    """Vectors after some arrived for unchanged packages (embeddings are computed after a save).
+def _vectors_since(before: tuple, now: tuple, by_pk: dict, package_ids: dict, vectors: dict, examples: dict) -> dict:
+    """Vectors after some arrived for unchanged packages (embeddings are computed after a save);
+    ``examples`` (the example-question vectors) is brought up to date in place.
 
     Writers of vectors hold the catalog state's row lock, so rows are added in id order: the rows
     after the last id seen are the new ones. Any other change (a row removed): every vector again.
@@ -264,16 +273,21 @@ def _vectors_since(before: tuple, now: tuple, by_pk: dict, package_ids: dict, ve
 
     rows = list(
         RevisionEmbedding.objects.filter(model_id=retrieval_embeddings.MODEL_ID, pk__gt=before[1] or 0).values_list(
-            "revision__package_id", "revision__number", "vector"
+            "revision__package_id", "revision__number", "vector", "example_vectors"
         )
     )
     if before[0] is None or now[0] - before[0] != len(rows):
         stubs = [Package(pk=pk, package_id=package_ids[pk]) for pk, e in by_pk.items() if e is not None]
-        return catalog_vectors(stubs)
-    for package_pk, number, vector in rows:
+        examples.clear()
+        return catalog_vectors(stubs, examples)
+    for package_pk, number, vector, example_rows in rows:
         entry = by_pk.get(package_pk)
         if entry is not None and entry.revision == number:  # a current revision's vector only
             vectors[entry.package_id] = bytes(vector)
+            if example_rows:
+                examples[entry.package_id] = bytes(example_rows)
+            else:
+                examples.pop(entry.package_id, None)
     return vectors
 
 
@@ -301,16 +315,19 @@ def _reload(version: int, previous: Catalog) -> Catalog:
         return _load(version)
     by_pk = {pk: state.entries[pk] for pk in stamps if pk not in changed}
     vectors = {pid: v for pid, v in previous.vectors.items()}
+    examples = dict(previous.example_vectors)
     for pk in state.stamps.keys() - stamps.keys():  # gone (deactivated or deleted)
         vectors.pop(state.package_ids[pk], None)
+        examples.pop(state.package_ids[pk], None)
     if changed:
         rows = list(Package.objects.filter(pk__in=changed))
         accepted = _accepted_terms(rows)
         for p in rows:
             by_pk[p.pk] = _entry(p, accepted)
-            vectors.pop(state.package_ids.get(p.pk, p.package_id), None)
-            vectors.pop(p.package_id, None)
-        vectors.update(catalog_vectors(rows))
+            for pid in {state.package_ids.get(p.pk, p.package_id), p.package_id}:
+                vectors.pop(pid, None)
+                examples.pop(pid, None)
+        vectors.update(catalog_vectors(rows, examples))
     package_ids = {pk: pid for pk, pid, *_ in listed}
     if terms_fingerprint != state.terms_fingerprint:
         # Accepted terms changed without a package row (a curator's decision): terms only, never a body.
@@ -321,7 +338,7 @@ def _reload(version: int, previous: Catalog) -> Catalog:
                 if terms != entry.search_terms:
                     by_pk[pk] = dataclasses.replace(entry, search_terms=terms)
     if vectors_fingerprint != state.vectors_fingerprint:
-        vectors = _vectors_since(state.vectors_fingerprint, vectors_fingerprint, by_pk, package_ids, vectors)
+        vectors = _vectors_since(state.vectors_fingerprint, vectors_fingerprint, by_pk, package_ids, vectors, examples)
     entries = [by_pk[pk] for pk, *_ in listed if by_pk[pk] is not None]
     new_state = _LoadState(
         stamps=stamps,
@@ -332,7 +349,12 @@ def _reload(version: int, previous: Catalog) -> Catalog:
     )
     live = {e.package_id for e in entries}
     return Catalog.build(
-        version, entries, _synonyms(), {k: v for k, v in vectors.items() if k in live}, _state=new_state
+        version,
+        entries,
+        _synonyms(),
+        {k: v for k, v in vectors.items() if k in live},
+        _state=new_state,
+        example_vectors={k: v for k, v in examples.items() if k in live},
     )
 
 

@@ -11,9 +11,11 @@ model are ignored and recomputed. With CONTEXTO_EMBEDDINGS=off or the model
 missing nothing is computed and the router works without the signal.
 
 A revision with accepted example questions (``knowledge.search_terms``) is
-embedded as its passage blended with their mean (``dense.with_examples``); its
-digest covers the questions, so accepting new ones re-embeds it
-(``search_terms_accept`` enqueues the task; the beat sweep catches a lost one).
+embedded as its passage blended with their mean (``dense.with_examples``), and
+the questions' own vectors are stored beside it (``example_vectors``: the router
+also scores the entry by its closest example question); its digest covers the
+questions, so accepting new ones re-embeds it (``search_terms_accept`` enqueues
+the task; the beat sweep catches a lost one).
 """
 
 from __future__ import annotations
@@ -70,7 +72,7 @@ def embedding_request(revision: PackageRevision) -> None:
     transaction.on_commit(lambda: embed_revision.delay(revision.pk), robust=True)
 
 
-def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
+def _store(pairs: list[tuple[PackageRevision, str, Embedded]]) -> int:
     """Save vectors; bump the catalog version when a current revision got one (processes rebuild with it)."""
     if not pairs:
         return 0
@@ -78,7 +80,7 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
         CatalogState.objects.get_or_create(pk=1)
         CatalogState.objects.select_for_update().get(pk=1)
         current = False
-        for revision, digest, vector in pairs:
+        for revision, digest, (vector, examples) in pairs:
             # Replaced, never updated in place: the catalog reload notices new vectors by the
             # rows' count and last id (knowledge/catalog.py), so a vector written again gets a new id.
             RevisionEmbedding.objects.filter(revision=revision).delete()
@@ -87,6 +89,7 @@ def _store(pairs: list[tuple[PackageRevision, str, np.ndarray]]) -> int:
                 model_id=retrieval_embeddings.MODEL_ID,
                 text_digest=digest,
                 vector=np.asarray(vector, dtype="<f4").tobytes(),
+                example_vectors=examples,
             )
             current = (
                 current or Package.objects.filter(pk=revision.package_id, revision_number=revision.number).exists()
@@ -125,23 +128,44 @@ def _pending(revisions: list[PackageRevision]) -> list[Pending]:
     return out
 
 
-def _known(digests: list[str]) -> dict[str, bytes]:
-    """Vectors already computed for these texts (an activation or revert repeats a text): reused, not recomputed."""
+# What a revision is stored as: its vector, and its example questions' vectors (float32 bytes, b"" without any).
+Embedded = tuple[np.ndarray, bytes]
+
+
+def _known(digests: list[str]) -> dict[str, tuple[bytes, bytes]]:
+    """Vectors already computed for these texts (an activation or revert repeats a text): reused, not
+    recomputed. A row whose questions' vectors are missing is not reused (stored before they were kept)."""
     rows = RevisionEmbedding.objects.filter(model_id=retrieval_embeddings.MODEL_ID, text_digest__in=digests)
-    return {digest: bytes(vector) for digest, vector in rows.values_list("text_digest", "vector")}
+    return {
+        digest: (bytes(vector), bytes(examples))
+        for digest, vector, examples in rows.values_list("text_digest", "vector", "example_vectors")
+    }
 
 
-def _vectors(pending: list[Pending]) -> list[np.ndarray]:
+def _vectors(pending: list[Pending]) -> list[Embedded]:
     known = _known([digest for _, _, digest, _ in pending])
-    missing = [j for j, (_, _, digest, _) in enumerate(pending) if digest not in known]
+    usable = {
+        j
+        for j, (_, _, digest, questions) in enumerate(pending)
+        if digest in known and (known[digest][1] or not questions)
+    }
+    missing = [j for j in range(len(pending)) if j not in usable]
     fresh = retrieval_embeddings.embed_passages([pending[j][1] for j in missing]) if missing else []
-    computed = {}
+    computed: dict[int, Embedded] = {}
     for j, vector in zip(missing, fresh):
         questions = pending[j][3]
-        computed[j] = with_examples(vector, retrieval_embeddings.embed_queries(questions)) if questions else vector
-    out: list[np.ndarray] = []
+        if questions:
+            rows = np.asarray(retrieval_embeddings.embed_queries(questions), dtype="<f4")
+            computed[j] = (with_examples(vector, rows), rows.tobytes())
+        else:
+            computed[j] = (vector, b"")
+    out: list[Embedded] = []
     for j, (_, _, digest, _) in enumerate(pending):
-        out.append(computed[j] if j in computed else np.frombuffer(known[digest], dtype="<f4"))
+        if j in computed:
+            out.append(computed[j])
+        else:
+            vector, examples = known[digest]
+            out.append((np.frombuffer(vector, dtype="<f4"), examples))
     return out
 
 
@@ -254,9 +278,11 @@ def _current_vectors(**packages):
     )
 
 
-def catalog_vectors(packages: list[Package]) -> dict[str, memoryview]:
+def catalog_vectors(packages: list[Package], examples: dict[str, bytes] | None = None) -> dict[str, memoryview]:
     """package_id → stored vector of its current revision (this model's only), as a byte view (format
-    'B', equal to the stored bytes) into one matrix of this load.
+    'B', equal to the stored bytes) into one matrix of this load. With ``examples``, the same rows'
+    example-question vectors are put there too (package_id → float32 bytes; revisions without
+    accepted example questions have none).
 
     One allocation for all of them, not one bytes object per package: once the router's dense index
     holds the vectors, the catalog swaps these views for views into its matrix (``Catalog.hold_vectors``)
@@ -264,15 +290,17 @@ def catalog_vectors(packages: list[Package]) -> dict[str, memoryview]:
     by_pk = {p.pk: p for p in packages}
     rows = (
         _current_vectors(revision__package__in=packages)
-        .values_list("revision__package_id", "vector")
+        .values_list("revision__package_id", "vector", "example_vectors")
         .iterator(chunk_size=2000)
     )
     width = retrieval_embeddings.DIM * 4
     matrix = np.zeros((len(by_pk), width), dtype=np.uint8)
     filled: dict[str, int] = {}
     other: dict[str, bytes] = {}  # another size than the model's (never ranked): kept as they were
-    for package_pk, vector in rows:
+    for package_pk, vector, example_rows in rows:
         package_id = by_pk[package_pk].package_id
+        if examples is not None and example_rows:
+            examples[package_id] = bytes(example_rows)
         if len(vector) == width and package_id not in other:
             matrix[filled.setdefault(package_id, len(filled))] = np.frombuffer(vector, dtype=np.uint8)
         elif package_id not in filled:

@@ -84,6 +84,12 @@ def catalog_dense(catalog, entries=None, live=None, base: DenseIndex | None = No
         dense = base.overlay_over(vectors, ids, live)
     else:
         dense = _dense_build(catalog, ids, vectors, live)
+    examples = getattr(catalog, "example_vectors", None)
+    if examples:
+        # Kept per process (the entries with accepted example questions only), not in the shared file.
+        dense.attach_examples(
+            {i: examples[pid] for i, pid in enumerate(ids) if pid in examples and (live is None or live[i])}
+        )
     if hasattr(catalog, "hold_vectors"):
         overlaid = set(dense.overlay_slots.tolist())
         rows = dense.base_rows()

@@ -346,6 +346,12 @@ class RevisionEmbedding(models.Model):
     model_id = models.CharField(max_length=100, help_text="Vectors of different models are not comparable.")
     text_digest = models.CharField(max_length=64, help_text="sha256 of the model id and the embedded text.")
     vector = models.BinaryField(help_text="float32 little-endian, unit length.")
+    example_vectors = models.BinaryField(
+        default=b"",
+        blank=True,
+        help_text="The accepted example questions' own vectors, one after another (float32 little-endian); "
+        "empty without any.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
 
     def __str__(self) -> str:

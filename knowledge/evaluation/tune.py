@@ -174,9 +174,11 @@ GRIDS = {
         "agreed_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05, 0.06],
         "agreed_lexical_rank": [0, 1, 3],
     },
-    # Entries with example questions blended in (--example-questions): their own full-body lift.
+    # Entries with example questions (--example-questions): their own full-body lift, and the share of
+    # their closest example question's cosine in their score (0: the blend alone).
     "examples": {
-        "dense_full_lift_examples": [0.05, 0.055, 0.06, 0.065, 0.07],
+        "dense_examples_share": [0.0, 0.2, 0.3, 0.5],
+        "dense_full_lift_examples": [0.05, 0.06, 0.07],
     },
     "weak": {
         "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],

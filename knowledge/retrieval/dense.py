@@ -21,8 +21,11 @@ An entry whose curators accepted example questions (proposed by the LLM at curat
 questions' vectors (``with_examples``): a user's question is closer to other questions than
 to an article's prose, so a paraphrase that shares no word with the article still lands near
 the questions it answers (document expansion by predicted queries, as doc2query does for
-words, here in the embedding). The blend is computed when the vector is stored, so routing
-costs nothing more.
+words, here in the embedding). The blend is computed when the vector is stored. The questions'
+own vectors are kept too (``DenseIndex.attach_examples``): with ``examples_share`` > 0 such an
+entry's cosine is mixed with its closest example question's (``similarities``), so a question
+worded like one of them stands out even where the mean of nine blurs it. That costs one more
+matrix-vector product per embedded part, over the example questions' rows only.
 
 Pure module: no Django.
 """
@@ -47,6 +50,8 @@ PASSAGE_BODY_CHARS = 300
 EXAMPLES_SHARE = 0.5
 # A passage vector has unit length; a blend is shorter (about 0.92 measured: its questions' mean is about 0.9 long).
 BLEND_MAX_LENGTH = 0.99
+# The on-disk cache's key of a folder entry's example-question vectors: its blend's key and this.
+EXAMPLE_ROWS_SUFFIX = "\n\x1fquestion vectors\x1f"
 MAX_EXAMPLE_QUESTIONS = 12
 MAX_EXAMPLE_QUESTION_LENGTH = 200
 
@@ -143,6 +148,38 @@ class DenseIndex:
         self.model_id = model_id
         self._embed_query = embed_query or retrieval_embeddings.embed_query
         self._rows: list[memoryview] | None = None
+        # Example questions' vectors (``attach_examples``): their rows, grouped by entry slot in slot
+        # order; ``example_slots[j]``'s rows start at ``example_starts[j]``.
+        self.example_matrix = np.zeros((0, self.matrix.shape[1]), dtype=np.float32)
+        self.example_slots = np.zeros(0, dtype=np.int64)
+        self.example_starts = np.zeros(0, dtype=np.int64)
+
+    def attach_examples(self, rows: Mapping[int, np.ndarray | bytes | memoryview]) -> None:
+        """Keep each slot's example-question vectors (slot → (n × dim) array, or its float32 bytes).
+
+        Rows of another width, and slots past the index's entries, are skipped: a model change leaves
+        stored rows of the old size until they are recomputed, and they are not comparable. Called
+        before the index serves (``index_store.catalog_dense``), never on one being read."""
+        dim = self.matrix.shape[1]
+        slots, starts, blocks, at = [], [], [], 0
+        for slot in sorted(rows):
+            block = rows[slot]
+            if not isinstance(block, np.ndarray):
+                block = np.frombuffer(block, dtype="<f4")
+            if not 0 <= slot < len(self.present) or not block.size or block.size % dim:
+                continue
+            block = block.reshape(-1, dim)
+            slots.append(slot)
+            starts.append(at)
+            blocks.append(block)
+            at += len(block)
+        self.example_matrix = (
+            np.ascontiguousarray(np.concatenate(blocks), dtype=np.float32)
+            if blocks
+            else np.zeros((0, dim), dtype=np.float32)
+        )
+        self.example_slots = np.asarray(slots, dtype=np.int64)
+        self.example_starts = np.asarray(starts, dtype=np.int64)
 
     @classmethod
     def from_rows(cls, rows: Sequence[np.ndarray | None], **kwargs) -> DenseIndex:
@@ -195,8 +232,11 @@ class DenseIndex:
         except retrieval_embeddings.EmbeddingsUnavailable:
             return None
 
-    def similarities(self, vector: np.ndarray) -> np.ndarray:
-        """Cosine of every entry with the question (−1 for entries without a vector)."""
+    def similarities(self, vector: np.ndarray, examples_share: float = 0.0) -> np.ndarray:
+        """Cosine of every entry with the question (−1 for entries without a vector).
+
+        ``examples_share`` > 0: an entry with example questions (``attach_examples``) scores
+        (1 − share) × its vector's cosine + share × the cosine of its closest example question."""
         vector = np.asarray(vector, dtype=np.float32)
         base = self.matrix @ vector
         if len(self.present) == len(base):
@@ -206,12 +246,17 @@ class DenseIndex:
             sims[: len(base)] = base
         if len(self.overlay_slots):
             sims[self.overlay_slots] = self.overlay @ vector
+        if examples_share and len(self.example_slots):
+            closest = np.maximum.reduceat(self.example_matrix @ vector, self.example_starts)
+            slots = self.example_slots
+            sims[slots] = (1.0 - examples_share) * sims[slots] + examples_share * closest
         sims[~self.present] = -1.0
         return sims
 
-    def top_k(self, vector: np.ndarray, k: int) -> tuple[list[tuple[int, float]], float]:
-        """The k most similar entries that have a vector, best first (ties: catalog order), and the mean cosine."""
-        sims = self.similarities(vector)
+    def top_k(self, vector: np.ndarray, k: int, examples_share: float = 0.0) -> tuple[list[tuple[int, float]], float]:
+        """The k most similar entries that have a vector, best first (ties: catalog order), and the mean
+        cosine (``similarities``, with ``examples_share``)."""
+        sims = self.similarities(vector, examples_share)
         k = min(k, int(self.present.sum()))
         if k <= 0:
             return [], 0.0
@@ -228,7 +273,8 @@ class DenseIndex:
         (``package_ids``, the base's slots first, then the appended ones) and which slots are live.
 
         A slot keeps the base's row when the catalog still holds that very row (``base_rows``, by
-        identity) or an equal one; any other vector becomes an overlay row. Returns a new DenseIndex.
+        identity) or an equal one; any other vector becomes an overlay row. Returns a new DenseIndex,
+        without example questions: the caller attaches the edited catalog's (``attach_examples``).
         """
         rows = self.base_rows()
         n_base = len(self.matrix)
@@ -271,13 +317,15 @@ class EmbeddingCache:
     def _path(self, digest: str) -> Path:
         return self.directory / digest[:2] / f"{digest}.npy"
 
-    def get(self, text: str) -> np.ndarray | None:
+    def get(self, text: str, rows: int | None = None) -> np.ndarray | None:
+        """The vector stored for ``text`` (with ``rows``: the (rows × DIM) matrix), or None."""
         path = self._path(text_digest(text))
         try:
             vector = np.load(path, allow_pickle=False)
         except (OSError, ValueError):
             return None
-        return vector if vector.shape == (retrieval_embeddings.DIM,) else None
+        shape = (retrieval_embeddings.DIM,) if rows is None else (rows, retrieval_embeddings.DIM)
+        return vector if vector.shape == shape else None
 
     def put(self, text: str, vector: np.ndarray) -> None:
         path = self._path(text_digest(text))
@@ -325,15 +373,18 @@ def folder_dense_index(
     vectors = embed(texts)
     examples = examples or {}
     asked = [i for i, e in enumerate(entries) if examples.get(e.package_id)]
+    rows: dict[int, np.ndarray] = {}
     if asked:
         vectors = np.array(vectors, dtype=np.float32)
         for i in asked:
             questions = list(examples[entries[i].package_id])
-            key = embedded_text(texts[i], questions)
-            blended = cache.get(key) if cache is not None else None
-            if blended is None:
-                blended = with_examples(vectors[i], retrieval_embeddings.embed_queries(questions))
+            key = embedded_text(texts[i], questions) + EXAMPLE_ROWS_SUFFIX
+            rows[i] = cache.get(key, rows=len(questions)) if cache is not None else None
+            if rows[i] is None:
+                rows[i] = np.asarray(retrieval_embeddings.embed_queries(questions), dtype=np.float32)
                 if cache is not None:
-                    cache.put(key, blended)
-            vectors[i] = blended
-    return DenseIndex(vectors, np.ones(len(entries), dtype=bool), **kwargs)
+                    cache.put(key, rows[i])
+            vectors[i] = with_examples(vectors[i], rows[i])
+    index = DenseIndex(vectors, np.ones(len(entries), dtype=bool), **kwargs)
+    index.attach_examples(rows)
+    return index

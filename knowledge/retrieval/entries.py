@@ -117,7 +117,11 @@ class RouterConfig:
     dense_full_lift: float = 0.07
     # The same for an entry whose vector blends in accepted example questions (dense.with_examples):
     # its cosines run lower. Chosen by leave-one-catalog-out (docs/retrieval.md, "Example questions").
-    dense_full_lift_examples: float = 0.06
+    dense_full_lift_examples: float = 0.05
+    # Such an entry's cosine is mixed with its closest example question's, this share of it
+    # (DenseIndex.similarities): 0 ranks by the blend alone. Chosen with the lift above by
+    # leave-one-catalog-out (docs/retrieval.md, "The closest example question").
+    dense_examples_share: float = 0.3
     # The dense top entry is ranked once more (signal "dense_margin", its own weight) when its cosine
     # exceeds the runner-up's by at least this. > 2: off. Chosen by leave-one-catalog-out
     # (docs/retrieval.md, "Dense margin").

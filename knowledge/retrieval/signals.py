@@ -647,10 +647,10 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     vector = signals.vector = dense.query_vector(text)
     if vector is None:
         return
-    ranked, mean = dense.top_k(vector, cfg.dense_top_k)
+    ranked, mean = dense.top_k(vector, cfg.dense_top_k, cfg.dense_examples_share)
     veto = cfg.dense_veto_lift < 2.0 and bool(signals.eligible)
     if veto or cfg.rerank_weights is not None or index.collect_features:
-        sims = dense.similarities(vector)
+        sims = dense.similarities(vector, cfg.dense_examples_share)
         signals.dense_sims = (sims, mean)
         if veto:
             _dense_veto(index, signals, sims, mean)

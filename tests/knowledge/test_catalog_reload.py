@@ -28,6 +28,7 @@ def _same_as_a_full_load(reloaded) -> None:
     full = catalog_module._load(reloaded.version)
     assert reloaded.entries == full.entries
     assert reloaded.vectors == full.vectors and reloaded.synonyms == full.synonyms
+    assert reloaded.example_vectors == full.example_vectors
     assert reloaded._state.stamps == full._state.stamps
 
 
@@ -101,6 +102,31 @@ def test_accepted_search_terms_and_a_late_vector_reach_the_catalog_without_readi
     with CaptureQueriesContext(connection) as captured:
         reloaded = get_active_catalog()
     assert reloaded.vectors["TARGETS_QPCR"] == vector and not _body_reads(captured.captured_queries)
+    assert "TARGETS_QPCR" not in reloaded.example_vectors
+    _same_as_a_full_load(reloaded)
+
+    # Re-embedded with example questions (a new row, as knowledge/embeddings._store writes it): the
+    # questions' own vectors come with it, and go again with a vector stored without them.
+    examples = np.arange(8, dtype="<f4").tobytes()
+    RevisionEmbedding.objects.filter(revision=revision).delete()
+    RevisionEmbedding.objects.create(
+        revision=revision,
+        model_id=retrieval_embeddings.MODEL_ID,
+        text_digest="y",
+        vector=vector,
+        example_vectors=examples,
+    )
+    _bump_version(_lock_catalog())
+    reloaded = get_active_catalog()
+    assert reloaded.example_vectors == {"TARGETS_QPCR": examples}
+    _same_as_a_full_load(reloaded)
+    RevisionEmbedding.objects.filter(revision=revision).delete()
+    RevisionEmbedding.objects.create(
+        revision=revision, model_id=retrieval_embeddings.MODEL_ID, text_digest="z", vector=vector
+    )
+    _bump_version(_lock_catalog())
+    reloaded = get_active_catalog()
+    assert reloaded.example_vectors == {}
     _same_as_a_full_load(reloaded)
 
 
@@ -122,9 +148,9 @@ def test_a_revision_embedded_again_reaches_running_processes(catalog):
     package = Package.objects.get(package_id="TARGETS_QPCR")
     revision = PackageRevision.objects.get(package=package, number=package.revision_number)
     first, second = np.full(4, 0.5, dtype="<f4"), np.full(4, 0.25, dtype="<f4")
-    _store([(revision, "digest-1", first)])
+    _store([(revision, "digest-1", (first, b""))])
     assert get_active_catalog().vectors["TARGETS_QPCR"] == first.tobytes()
-    _store([(revision, "digest-2", second)])
+    _store([(revision, "digest-2", (second, b""))])
     reloaded = get_active_catalog()
     assert reloaded.vectors["TARGETS_QPCR"] == second.tobytes()
     assert RevisionEmbedding.objects.filter(revision=revision).count() == 1
@@ -229,7 +255,7 @@ def test_a_full_load_holds_the_vectors_in_one_block_not_one_object_each(catalog)
         package = Package.objects.get(package_id=package_id)
         revision = PackageRevision.objects.get(package=package, number=package.revision_number)
         stored[package_id] = np.full(retrieval_embeddings.DIM, i + 1, dtype="<f4")
-        _store([(revision, f"digest-{i}", stored[package_id])])
+        _store([(revision, f"digest-{i}", (stored[package_id], b""))])
     vectors = catalog_module._load(catalog_version_get()).vectors
     assert {k: bytes(v) for k, v in vectors.items()} == {k: v.tobytes() for k, v in stored.items()}
     assert all(isinstance(v, memoryview) for v in vectors.values())

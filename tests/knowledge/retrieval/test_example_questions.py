@@ -66,7 +66,7 @@ def _router(first: np.ndarray, config: RouterConfig | None = None) -> RouterInde
 
 
 # The question's cosines: FIRST 0.5975, the others 0.5, so FIRST stands 0.065 above the mean,
-# between the full-body lift of an entry with example questions (0.06) and of a passage (0.07).
+# above the full-body lift of an entry with example questions (0.05) and under a passage's (0.07).
 SIM = 0.5975
 
 
@@ -87,3 +87,51 @@ def test_a_passage_vector_keeps_the_passages_lift():
     assert result.ranked()[0].id == "FIRST" and result.full_ids == []
     loose = replace(RouterConfig(), dense_full_lift=0.06)
     assert _router(passage, loose).route("xyzzy plugh?").full_ids == ["FIRST"]
+
+
+# ------------------------------------------- the closest example question (DenseIndex.attach_examples)
+
+
+def test_an_entry_is_also_scored_by_its_closest_example_question():
+    question = _vector(x=1.0)
+    index = DenseIndex.from_rows(
+        [_vector(x=0.5, y=0.75**0.5), _vector(x=0.6, z=0.8), _vector(x=0.5, w=0.75**0.5)],
+        embed_query=lambda text: question,
+    )
+    # FIRST has two example questions, one worded as the question; THIRD one unrelated to it.
+    index.attach_examples({2: _vector(z=1.0).tobytes(), 0: np.stack([_vector(y=1.0), _vector(x=1.0)]).tobytes()})
+    assert index.similarities(question) == pytest.approx([0.5, 0.6, 0.5])
+    assert index.similarities(question, 0.3) == pytest.approx([0.7 * 0.5 + 0.3 * 1.0, 0.6, 0.7 * 0.5])
+    assert [i for i, _ in index.top_k(question, 3)[0]] == [1, 0, 2]
+    ranked, mean = index.top_k(question, 3, 0.3)
+    assert [i for i, _ in ranked] == [0, 1, 2] and mean == pytest.approx((0.65 + 0.6 + 0.35) / 3)
+
+
+def test_the_closest_example_question_is_each_entrys_own():
+    rng = np.random.default_rng(7)
+    matrix = rng.normal(size=(6, retrieval_embeddings.DIM)).astype(np.float32)
+    matrix /= np.linalg.norm(matrix, axis=1, keepdims=True)
+    index = DenseIndex.from_rows(list(matrix))
+    blocks = {5: rng.normal(size=(1, retrieval_embeddings.DIM)), 1: rng.normal(size=(4, retrieval_embeddings.DIM))}
+    blocks[3] = rng.normal(size=(2, retrieval_embeddings.DIM))
+    blocks = {slot: block.astype(np.float32) for slot, block in blocks.items()}
+    # Rows of another model's width, and a slot past the entries, are not comparable: skipped.
+    index.attach_examples({**blocks, 4: np.zeros(10, dtype=np.float32), 9: blocks[1]})
+    assert index.example_slots.tolist() == [1, 3, 5]
+    question = rng.normal(size=retrieval_embeddings.DIM).astype(np.float32)
+    expected = matrix @ question
+    for slot, block in blocks.items():
+        expected[slot] = 0.5 * expected[slot] + 0.5 * (block @ question).max()
+    assert index.similarities(question, 0.5) == pytest.approx(expected, rel=1e-5)
+
+
+def test_a_question_worded_like_an_example_gets_its_entry_first_and_in_full():
+    length = 0.92  # a blend: FIRST's cosine is no higher than the others'
+    blended = _vector(x=0.5, y=(length**2 - 0.25) ** 0.5)
+    plain = _router(blended, replace(RouterConfig(), dense_examples_share=0.0))
+    plain.dense.attach_examples({0: np.stack([_vector(y=1.0), _vector(x=1.0)])})
+    assert plain.route("xyzzy plugh?").full_ids == []
+    mixed = _router(blended)
+    mixed.dense.attach_examples({0: np.stack([_vector(y=1.0), _vector(x=1.0)])})
+    result = mixed.route("xyzzy plugh?")
+    assert result.ranked()[0].id == "FIRST" and result.full_ids == ["FIRST"]

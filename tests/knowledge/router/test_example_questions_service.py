@@ -167,3 +167,99 @@ def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_
     with CaptureQueriesContext(connection) as captured:
         assert embedding_sweep() == {"embedded": 0, "missing": 0, "unavailable": 0}
     assert len(captured.captured_queries) == 1
+
+
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
+def test_the_questions_own_vectors_are_stored_and_reach_the_router_built_whole_or_by_delta(
+    make_package, django_capture_on_commit_callbacks, model, settings
+):
+    from knowledge import routing_service
+    from knowledge.catalog import get_active_catalog
+    from knowledge.index_store import delta_index
+
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+    revision = package.revisions.get()
+    assert bytes(RevisionEmbedding.objects.get(revision=revision).example_vectors) == b""
+    record = RevisionSearchTerms.objects.get(revision=revision)
+    with django_capture_on_commit_callbacks(execute=True):
+        search_terms.search_terms_accept(record=record, terms=["doctor's note"], questions=FLAT)
+
+    stored = RevisionEmbedding.objects.get(revision=revision)
+    rows = np.frombuffer(bytes(stored.example_vectors), dtype="<f4").reshape(len(FLAT), retrieval_embeddings.DIM)
+    assert np.allclose(rows, retrieval_embeddings.embed_queries(FLAT), atol=1e-5)
+    catalog = get_active_catalog()
+    assert set(catalog.example_vectors) == {"SICK_NOTES"}
+
+    index = routing_service.reindex()
+    slot = index.position["SICK_NOTES"]
+    assert index.dense.example_slots.tolist() == [slot]
+    question = retrieval_embeddings.embed_query(FLAT[1])  # worded as one of its example questions
+    plain = index.dense.similarities(question)[slot]
+    assert index.dense.similarities(question, 0.3)[slot] == pytest.approx(0.7 * plain + 0.3, abs=1e-4)
+
+    # An edit to another package is applied as a delta over this index: the examples stay attached.
+    with django_capture_on_commit_callbacks(execute=True):
+        make_package("DAYCARE", title="Auxílio-creche", summary="Reembolso.", body="Reembolso mensal de creche.")
+    merged = delta_index(index, get_active_catalog(), routing_service.router_config())
+    assert merged is not None and merged.dense is not None
+    assert merged.dense.example_slots.tolist() == [merged.position["SICK_NOTES"]]
+
+
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
+def test_a_blend_stored_before_the_questions_vectors_were_kept_is_dropped_and_recomputed(
+    make_package, django_capture_on_commit_callbacks, model, settings
+):
+    import importlib
+
+    from django.apps import apps
+
+    from knowledge.embeddings import embedding_sweep
+
+    migration = importlib.import_module("knowledge.migrations.0012_revision_embedding_example_vectors")
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        other = make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação.")
+    revision = package.revisions.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        search_terms.search_terms_accept(
+            record=RevisionSearchTerms.objects.get(revision=revision), terms=["doctor's note"], questions=FLAT
+        )
+    # As the previous release stored it: the blend without the questions' own vectors.
+    RevisionEmbedding.objects.filter(revision=revision).update(example_vectors=b"")
+    migration.drop_blends_without_rows(apps, None)
+    assert not RevisionEmbedding.objects.filter(revision=revision).exists()
+    assert RevisionEmbedding.objects.filter(revision=other.revisions.get()).exists()  # no questions: kept
+
+    assert embedding_sweep() == {"embedded": 1, "missing": 1, "unavailable": 0}
+    stored = RevisionEmbedding.objects.get(revision=revision)
+    assert len(bytes(stored.example_vectors)) == len(FLAT) * retrieval_embeddings.DIM * 4
+
+
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
+def test_a_known_blend_without_the_questions_vectors_is_not_reused(
+    make_package, django_capture_on_commit_callbacks, model, settings
+):
+    from knowledge.embeddings import _vectors
+
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+    revision = package.revisions.get()
+    with django_capture_on_commit_callbacks(execute=True):
+        search_terms.search_terms_accept(
+            record=RevisionSearchTerms.objects.get(revision=revision), terms=["doctor's note"], questions=FLAT
+        )
+    stored = RevisionEmbedding.objects.get(revision=revision)
+    # Another revision with this text and these questions (an activation, a revert) reuses the row...
+    pending = [(revision, revision_text(revision), stored.text_digest, FLAT)]
+    reused, examples = _vectors(pending)[0]
+    assert examples == bytes(stored.example_vectors) and reused.tobytes() == bytes(stored.vector)
+    # ...but not one stored before the questions' own vectors were kept: those are computed again.
+    RevisionEmbedding.objects.filter(pk=stored.pk).update(example_vectors=b"")
+    vector, examples = _vectors(pending)[0]
+    assert len(examples) == len(FLAT) * retrieval_embeddings.DIM * 4
+    assert np.allclose(vector, reused, atol=1e-5)
