@@ -169,6 +169,14 @@ def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_
     assert len(captured.captured_queries) == 1
 
 
+def _accept(capture, revision) -> None:
+    """A curator accepts the model's terms and ``FLAT`` for ``revision``; the re-embedding runs."""
+    with capture(execute=True):
+        search_terms.search_terms_accept(
+            record=RevisionSearchTerms.objects.get(revision=revision), terms=["doctor's note"], questions=FLAT
+        )
+
+
 @pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
 def test_the_questions_own_vectors_are_stored_and_reach_the_router_built_whole_or_by_delta(
     make_package, django_capture_on_commit_callbacks, model, settings
@@ -183,9 +191,7 @@ def test_the_questions_own_vectors_are_stored_and_reach_the_router_built_whole_o
         make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
     revision = package.revisions.get()
     assert bytes(RevisionEmbedding.objects.get(revision=revision).example_vectors) == b""
-    record = RevisionSearchTerms.objects.get(revision=revision)
-    with django_capture_on_commit_callbacks(execute=True):
-        search_terms.search_terms_accept(record=record, terms=["doctor's note"], questions=FLAT)
+    _accept(django_capture_on_commit_callbacks, revision)
 
     stored = RevisionEmbedding.objects.get(revision=revision)
     rows = np.frombuffer(bytes(stored.example_vectors), dtype="<f4").reshape(len(FLAT), retrieval_embeddings.DIM)
@@ -224,10 +230,7 @@ def test_a_blend_stored_before_the_questions_vectors_were_kept_is_dropped_and_re
         package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
         other = make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação.")
     revision = package.revisions.get()
-    with django_capture_on_commit_callbacks(execute=True):
-        search_terms.search_terms_accept(
-            record=RevisionSearchTerms.objects.get(revision=revision), terms=["doctor's note"], questions=FLAT
-        )
+    _accept(django_capture_on_commit_callbacks, revision)
     # As the previous release stored it: the blend without the questions' own vectors.
     RevisionEmbedding.objects.filter(revision=revision).update(example_vectors=b"")
     migration.drop_blends_without_rows(apps, None)
@@ -249,10 +252,7 @@ def test_a_known_blend_without_the_questions_vectors_is_not_reused(
     with django_capture_on_commit_callbacks(execute=True):
         package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
     revision = package.revisions.get()
-    with django_capture_on_commit_callbacks(execute=True):
-        search_terms.search_terms_accept(
-            record=RevisionSearchTerms.objects.get(revision=revision), terms=["doctor's note"], questions=FLAT
-        )
+    _accept(django_capture_on_commit_callbacks, revision)
     stored = RevisionEmbedding.objects.get(revision=revision)
     # Another revision with this text and these questions (an activation, a revert) reuses the row...
     pending = [(revision, revision_text(revision), stored.text_digest, FLAT)]
