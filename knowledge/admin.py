@@ -21,7 +21,9 @@ from django.utils.safestring import mark_safe
 from django.views.decorators.http import require_POST
 
 from common.exceptions import ApplicationError
+from common.text import retrieval_embeddings
 from knowledge.catalog import package_wikilinks_unresolved
+from knowledge.embeddings import revision_text
 from knowledge.exceptions import RevisionNotFoundError
 from knowledge.forms import PackageAdminForm, RetrievalTestForm
 from knowledge.markdown import extract_wikilinks, render_markdown
@@ -32,11 +34,13 @@ from knowledge.models import (
     Package,
     PackageOrigin,
     PackageRevision,
+    RevisionEmbedding,
     RevisionSearchTerms,
     SynonymSet,
 )
 from knowledge.search_terms import clean_questions, clean_terms, proposed_questions, search_terms_accept
 from knowledge.permissions import is_curator
+from knowledge.retrieval.dense import embedded_text, text_digest
 from knowledge.revision_diff import revision_diff
 from knowledge.routing_service import route_context
 from knowledge.selectors import package_revision_get, package_revisions
@@ -563,8 +567,17 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
     form = SearchTermsForm
     list_display = ("revision", "status", "proposed_line", "accepted_line", "questions_count", "updated_at")
     list_filter = ("status",)
-    readonly_fields = ("revision", "status", "proposed_line", "reviewed_by", "updated_at")
-    fields = ("revision", "status", "proposed_line", "accepted", "accepted_questions", "reviewed_by", "updated_at")
+    readonly_fields = ("revision", "status", "proposed_line", "questions_in_router", "reviewed_by", "updated_at")
+    fields = (
+        "revision",
+        "status",
+        "proposed_line",
+        "accepted",
+        "accepted_questions",
+        "questions_in_router",
+        "reviewed_by",
+        "updated_at",
+    )
 
     actions = ["accept_as_proposed"]
 
@@ -612,6 +625,20 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
     @admin.display(description="example questions")
     def questions_count(self, obj):
         return len(obj.accepted_questions or [])
+
+    @admin.display(description="questions in the router")
+    def questions_in_router(self, obj):
+        """Whether the revision's stored vector is the one for these accepted questions (the
+        re-embedding after an accept runs in a task; the beat sweep catches a lost one)."""
+        questions = obj.accepted_questions or []
+        if obj.status != RevisionSearchTerms.Status.ACCEPTED or not questions:
+            return "—"
+        if not retrieval_embeddings.enabled():
+            return "no: the embedding model is off (CONTEXTO_EMBEDDINGS)"
+        stored = RevisionEmbedding.objects.filter(revision=obj.revision, model_id=retrieval_embeddings.MODEL_ID).first()
+        if stored is None or stored.text_digest != text_digest(embedded_text(revision_text(obj.revision), questions)):
+            return "not yet: waiting for the embedding task"
+        return f"yes: {len(bytes(stored.example_vectors)) // (retrieval_embeddings.DIM * 4)} example questions"
 
     def save_model(self, request, obj, form, change):
         search_terms_accept(

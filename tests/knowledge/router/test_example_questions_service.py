@@ -138,7 +138,7 @@ def test_curators_accept_many_proposals_at_once_and_a_failed_ask_is_left_alone(
 
 @pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
 def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_vector(
-    make_package, django_capture_on_commit_callbacks, model, settings, monkeypatch
+    make_package, django_capture_on_commit_callbacks, model, settings, monkeypatch, client, curator
 ):
     from django.db import connection
     from django.test.utils import CaptureQueriesContext
@@ -159,8 +159,13 @@ def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_
     with django_capture_on_commit_callbacks(execute=True):
         search_terms.search_terms_accept(record=record, terms=["doctor's note"], questions=FLAT)
     assert RevisionEmbedding.objects.get(revision=revision).text_digest == passage.text_digest
+    # The curator sees that the router does not use them yet, then that it does.
+    client.force_login(curator)
+    change = f"/admin/knowledge/revisionsearchterms/{record.pk}/change/"
+    assert "not yet: waiting for the embedding task" in client.get(change).content.decode()
 
     assert embedding_sweep() == {"embedded": 1, "missing": 1, "unavailable": 0}
+    assert f"yes: {len(FLAT)} example questions" in client.get(change).content.decode()
     stored = RevisionEmbedding.objects.get(revision=revision)
     assert stored.text_digest == text_digest(embedded_text(revision_text(revision), FLAT))
     # Then nothing is stale any more: one query, nothing embedded.
