@@ -140,9 +140,11 @@ class RouterConfig:
     dense_veto_rank: int = 5
     # In a message of several parts, a part's best entry gets a full body when it is also the
     # part's dense top (lift >= this) and in the top ``multipart_lexical_rank`` by BM25 or
-    # keywords (0: not required; signals._agreement). > 2: off.
-    multipart_full_lift: float = 0.02
-    multipart_lexical_rank: int = 3
+    # keywords (0: not required; signals._agreement). > 2: off. Every leave-one-catalog-out fold
+    # chooses 0.04 without the lexical rank, with example questions and without (docs/retrieval.md,
+    # "Multi-part bodies re-chosen"; 0.02 and rank 3 until then).
+    multipart_full_lift: float = 0.04
+    multipart_lexical_rank: int = 0
     # The same for a message of one part (a paraphrase: few of its words are its entry's). > 2: off, as
     # every leave-one-catalog-out fold chose (docs/retrieval.md, "A full body for a first entry only the
     # meaning found").
