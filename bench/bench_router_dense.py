@@ -10,7 +10,7 @@ Two question sets:
   embedding, which is real: the bundled model runs on every fired question);
 - ``--example-questions N``: every synthetic entry also gets N random example-question vectors
   (``DenseIndex.attach_examples``; the worst case: every entry's curators accepted N questions),
-  scored with the shipped ``dense_examples_share``;
+  scored with the shipped ``dense_closest_example_share``;
 - ``--labeled``: every dev question of the labeled catalogs (knowledge/evaluation/catalogs, the
   sample catalog), each routed on its own catalog with its real vectors: how often the gate
   fires on questions people actually write.

@@ -177,7 +177,7 @@ GRIDS = {
     # Entries with example questions (--example-questions): their own full-body lift, and the share of
     # their closest example question's cosine in their score (0: the blend alone).
     "examples": {
-        "dense_examples_share": [0.0, 0.2, 0.3, 0.5],
+        "dense_closest_example_share": [0.0, 0.2, 0.3, 0.5],
         "dense_full_lift_examples": [0.05, 0.06, 0.07],
     },
     "weak": {

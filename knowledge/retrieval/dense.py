@@ -22,7 +22,7 @@ questions' vectors (``with_examples``): a user's question is closer to other que
 to an article's prose, so a paraphrase that shares no word with the article still lands near
 the questions it answers (document expansion by predicted queries, as doc2query does for
 words, here in the embedding). The blend is computed when the vector is stored. The questions'
-own vectors are kept too (``DenseIndex.attach_examples``): with ``examples_share`` > 0 such an
+own vectors are kept too (``DenseIndex.attach_examples``): with ``closest_share`` > 0 such an
 entry's cosine is mixed with its closest example question's (``similarities``), so a question
 worded like one of them stands out even where the mean of nine blurs it. That costs one more
 matrix-vector product per embedded part, over the example questions' rows only.
@@ -232,10 +232,10 @@ class DenseIndex:
         except retrieval_embeddings.EmbeddingsUnavailable:
             return None
 
-    def similarities(self, vector: np.ndarray, examples_share: float = 0.0) -> np.ndarray:
+    def similarities(self, vector: np.ndarray, closest_share: float = 0.0) -> np.ndarray:
         """Cosine of every entry with the question (−1 for entries without a vector).
 
-        ``examples_share`` > 0: an entry with example questions (``attach_examples``) scores
+        ``closest_share`` > 0: an entry with example questions (``attach_examples``) scores
         (1 − share) × its vector's cosine + share × the cosine of its closest example question."""
         vector = np.asarray(vector, dtype=np.float32)
         base = self.matrix @ vector
@@ -246,17 +246,21 @@ class DenseIndex:
             sims[: len(base)] = base
         if len(self.overlay_slots):
             sims[self.overlay_slots] = self.overlay @ vector
-        if examples_share and len(self.example_slots):
+        if closest_share and len(self.example_slots):
             closest = np.maximum.reduceat(self.example_matrix @ vector, self.example_starts)
             slots = self.example_slots
-            sims[slots] = (1.0 - examples_share) * sims[slots] + examples_share * closest
+            sims[slots] = (1.0 - closest_share) * sims[slots] + closest_share * closest
         sims[~self.present] = -1.0
         return sims
 
-    def top_k(self, vector: np.ndarray, k: int, examples_share: float = 0.0) -> tuple[list[tuple[int, float]], float]:
+    def top_k(self, vector: np.ndarray, k: int, closest_share: float = 0.0) -> tuple[list[tuple[int, float]], float]:
         """The k most similar entries that have a vector, best first (ties: catalog order), and the mean
-        cosine (``similarities``, with ``examples_share``)."""
-        sims = self.similarities(vector, examples_share)
+        cosine (``similarities``, with ``closest_share``)."""
+        return self.top_of(self.similarities(vector, closest_share), k)
+
+    def top_of(self, sims: np.ndarray, k: int) -> tuple[list[tuple[int, float]], float]:
+        """``top_k`` over cosines already computed (``similarities``): a caller that needs them all
+        as well computes them once."""
         k = min(k, int(self.present.sum()))
         if k <= 0:
             return [], 0.0

@@ -121,7 +121,7 @@ class RouterConfig:
     # Such an entry's cosine is mixed with its closest example question's, this share of it
     # (DenseIndex.similarities): 0 ranks by the blend alone. Chosen with the lift above by
     # leave-one-catalog-out (docs/retrieval.md, "The closest example question").
-    dense_examples_share: float = 0.3
+    dense_closest_example_share: float = 0.3
     # The dense top entry is ranked once more (signal "dense_margin", its own weight) when its cosine
     # exceeds the runner-up's by at least this. > 2: off. Chosen by leave-one-catalog-out
     # (docs/retrieval.md, "Dense margin").

@@ -647,10 +647,11 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     vector = signals.vector = dense.query_vector(text)
     if vector is None:
         return
-    ranked, mean = dense.top_k(vector, cfg.dense_top_k, cfg.dense_examples_share)
+    # Every entry's cosine once: the top k, the catalog mean and the meaning check all read them.
+    sims = dense.similarities(vector, cfg.dense_closest_example_share)
+    ranked, mean = dense.top_of(sims, cfg.dense_top_k)
     veto = cfg.dense_veto_lift < 2.0 and bool(signals.eligible)
     if veto or cfg.rerank_weights is not None or index.collect_features:
-        sims = dense.similarities(vector, cfg.dense_examples_share)
         signals.dense_sims = (sims, mean)
         if veto:
             _dense_veto(index, signals, sims, mean)

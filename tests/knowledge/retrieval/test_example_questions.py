@@ -128,7 +128,7 @@ def test_the_closest_example_question_is_each_entrys_own():
 def test_a_question_worded_like_an_example_gets_its_entry_first_and_in_full():
     length = 0.92  # a blend: FIRST's cosine is no higher than the others'
     blended = _vector(x=0.5, y=(length**2 - 0.25) ** 0.5)
-    plain = _router(blended, replace(RouterConfig(), dense_examples_share=0.0))
+    plain = _router(blended, replace(RouterConfig(), dense_closest_example_share=0.0))
     plain.dense.attach_examples({0: np.stack([_vector(y=1.0), _vector(x=1.0)])})
     assert plain.route("xyzzy plugh?").full_ids == []
     mixed = _router(blended)
