@@ -69,8 +69,9 @@ class Catalog:
     # into the router's dense matrix once it holds them: ``hold_vectors``; common/text/retrieval_embeddings.py).
     vectors: dict[str, bytes | memoryview] = field(default_factory=dict, repr=False, compare=False)
     # package_id → its current revision's example-question vectors (float32 bytes, read with the
-    # vectors; only packages with accepted example questions have any; knowledge/embeddings.py).
-    example_vectors: dict[str, bytes] = field(default_factory=dict, repr=False, compare=False)
+    # vectors, or an equal byte view into the router's dense index once it holds them: ``hold_vectors``;
+    # only packages with accepted example questions have any; knowledge/embeddings.py).
+    example_vectors: dict[str, bytes | memoryview] = field(default_factory=dict, repr=False, compare=False)
     _by_key: dict[str, PackageEntry] = field(default_factory=dict, repr=False, compare=False)
     # What an incremental reload compares against (``_reload``); None for a catalog built otherwise.
     _state: "_LoadState | None" = field(default=None, repr=False, compare=False)
@@ -98,15 +99,20 @@ class Catalog:
     def __len__(self) -> int:
         return len(self.entries)
 
-    def hold_vectors(self, rows: dict[str, memoryview]) -> None:
-        """Keep ``rows`` (equal byte views into a dense index's matrix) as these packages' vectors.
+    def hold_vectors(self, rows: dict[str, memoryview], examples: dict[str, memoryview] | None = None) -> None:
+        """Keep ``rows`` (equal byte views into a dense index's matrix) as these packages' vectors, and
+        ``examples`` (equal byte views into its example rows) as their example-question vectors.
 
         The router's dense index holds every vector already (a shared mapping, or one matrix in
-        this process); the catalog then keeps views into it instead of a second copy. The dict is
+        this process); the catalog then keeps views into it instead of a second copy. Each dict is
         replaced whole (one reference assignment): a reader sees the old one or the new one."""
         held = dict(self.vectors)
         held.update((pid, row) for pid, row in rows.items() if pid in held)
         object.__setattr__(self, "vectors", held)
+        if examples:
+            asked = dict(self.example_vectors)
+            asked.update((pid, view) for pid, view in examples.items() if pid in asked)
+            object.__setattr__(self, "example_vectors", asked)
 
     @cached_property
     def content_digest(self) -> str:

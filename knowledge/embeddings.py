@@ -256,13 +256,14 @@ def embedding_sweep(*, limit: int = SWEEP_LIMIT, batch: int = BACKFILL_BATCH) ->
     return {"embedded": embedded, "missing": len(revisions), "unavailable": 0}
 
 
-def catalog_vector_rows(chunk_size: int = 2000) -> Iterator[tuple[str, bytes]]:
-    """(package ID, stored vector) of every active package's current revision, this model's only,
-    streamed from the database in no particular order and never held (``index_store`` writes the
-    shared vectors file from them): the vectors ``catalog_vectors`` gives the active catalog."""
+def catalog_vector_rows(chunk_size: int = 2000) -> Iterator[tuple[str, bytes, bytes]]:
+    """(package ID, stored vector, its example questions' vectors) of every active package's current
+    revision, this model's only, streamed from the database in no particular order and never held
+    (``index_store`` writes the shared vectors file from them): what ``catalog_vectors`` gives the
+    active catalog."""
     return (
         _current_vectors(revision__package__is_active=True)
-        .values_list("revision__package__package_id", "vector")
+        .values_list("revision__package__package_id", "vector", "example_vectors")
         .iterator(chunk_size=chunk_size)
     )
 
@@ -278,15 +279,19 @@ def _current_vectors(**packages):
     )
 
 
-def catalog_vectors(packages: list[Package], examples: dict[str, bytes] | None = None) -> dict[str, memoryview]:
+def catalog_vectors(
+    packages: list[Package], examples: dict[str, bytes | memoryview] | None = None
+) -> dict[str, memoryview]:
     """package_id → stored vector of its current revision (this model's only), as a byte view (format
     'B', equal to the stored bytes) into one matrix of this load. With ``examples``, the same rows'
-    example-question vectors are put there too (package_id → float32 bytes; revisions without
-    accepted example questions have none).
+    example-question vectors are put there too (package_id → byte view into one block of this load;
+    revisions without accepted example questions have none).
 
     One allocation for all of them, not one bytes object per package: once the router's dense index
     holds the vectors, the catalog swaps these views for views into its matrix (``Catalog.hold_vectors``)
-    and this matrix is returned to the system whole (100,000 small objects would stay in the heap)."""
+    and this matrix is returned to the system whole (100,000 small objects would stay in the heap;
+    10,000 entries' example rows, 32 KB each with nine questions, measured 322 MB kept by the heap
+    after they were freed: ``bench/bench_dense_memory.py --example-questions 9``)."""
     by_pk = {p.pk: p for p in packages}
     rows = (
         _current_vectors(revision__package__in=packages)
@@ -297,14 +302,19 @@ def catalog_vectors(packages: list[Package], examples: dict[str, bytes] | None =
     matrix = np.zeros((len(by_pk), width), dtype=np.uint8)
     filled: dict[str, int] = {}
     other: dict[str, bytes] = {}  # another size than the model's (never ranked): kept as they were
+    pool, spans = bytearray(), {}  # the example rows, one after another, and each package's span
     for package_pk, vector, example_rows in rows:
         package_id = by_pk[package_pk].package_id
         if examples is not None and example_rows:
-            examples[package_id] = bytes(example_rows)
+            spans[package_id] = (len(pool), len(pool) + len(example_rows))
+            pool += example_rows
         if len(vector) == width and package_id not in other:
             matrix[filled.setdefault(package_id, len(filled))] = np.frombuffer(vector, dtype=np.uint8)
         elif package_id not in filled:
             other[package_id] = bytes(vector)
+    if spans:
+        block = memoryview(pool)  # from now on the pool cannot grow: the views stay valid
+        examples.update((pid, block[start:end]) for pid, (start, end) in spans.items())
     if not filled:
         return other
     if len(filled) < len(matrix) // 2:

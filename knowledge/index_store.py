@@ -66,40 +66,39 @@ def _with_synonyms(config: RouterConfig, synonyms) -> RouterConfig:
 
 
 def catalog_dense(catalog, entries=None, live=None, base: DenseIndex | None = None) -> DenseIndex | None:
-    """The stored entry vectors for the dense signal, aligned with ``entries`` (the catalog's by default);
-    dead slots of a delta (``live`` False) get none. None without any vector, or with the model off.
+    """The stored entry vectors, and example-question vectors, for the dense signal, aligned with
+    ``entries`` (the catalog's by default); dead slots of a delta (``live`` False) get none. None without
+    any vector, or with the model off.
 
-    With ``base`` (the dense index of a delta's base), the base's matrix is kept and only the slots
-    whose vector differs are overlaid (``DenseIndex.overlay_over``). Otherwise the matrix is the
-    shared mapped file of these vectors (``dense_segment``) when an index directory is set, else built
-    in memory. Either way the catalog then keeps views into the index's rows as its vectors
-    (``Catalog.hold_vectors``): one copy per process, or none beyond the shared pages.
+    With ``base`` (the dense index of a delta's base), the base's matrix and example rows are kept and
+    only the slots whose vector or example rows differ are overlaid (``DenseIndex.overlay_over``).
+    Otherwise they are the shared mapped file of these vectors (``dense_segment``) when an index
+    directory is set, else built in memory. Either way the catalog then keeps views into the index's
+    rows as its vectors and example rows (``Catalog.hold_vectors``): one copy per process, or none
+    beyond the shared pages.
     """
     vectors = getattr(catalog, "vectors", None)
     if not vectors or not retrieval_embeddings.available():
         return None
     entries = catalog.entries if entries is None else entries
     ids = [e.package_id for e in entries]
+    examples = getattr(catalog, "example_vectors", None) or {}
     if base is not None and live is not None:
-        dense = base.overlay_over(vectors, ids, live)
+        dense = base.overlay_over(vectors, ids, live, examples)
     else:
-        dense = _dense_build(catalog, ids, vectors, live)
-    examples = getattr(catalog, "example_vectors", None)
-    if examples:
-        # Kept per process (the entries with accepted example questions only), not in the shared file.
-        dense.attach_examples(
-            {i: examples[pid] for i, pid in enumerate(ids) if pid in examples and (live is None or live[i])}
-        )
+        dense = _dense_build(catalog, ids, vectors, live, examples)
     if hasattr(catalog, "hold_vectors"):
         overlaid = set(dense.overlay_slots.tolist())
         rows = dense.base_rows()
+        asked = dense.example_rows()
         catalog.hold_vectors(
-            {pid: rows[i] for i, pid in enumerate(ids[: len(rows)]) if dense.present[i] and i not in overlaid}
+            {pid: rows[i] for i, pid in enumerate(ids[: len(rows)]) if dense.present[i] and i not in overlaid},
+            {ids[i]: view for i, view in asked.items()},
         )
     return dense
 
 
-def _dense_build(catalog, ids: list[str], vectors, live) -> DenseIndex:
+def _dense_build(catalog, ids: list[str], vectors, live, examples) -> DenseIndex:
     directory = index_dir()
     if directory is not None and live is None:
         try:
@@ -110,16 +109,26 @@ def _dense_build(catalog, ids: list[str], vectors, live) -> DenseIndex:
                 model_id=retrieval_embeddings.MODEL_ID,
                 dim=retrieval_embeddings.DIM,
                 keep=int(getattr(settings, "KNOWLEDGE_INDEX_KEEP", 2)),
+                examples=examples,
             )
         except (OSError, DenseSegmentError) as exc:  # as for the BM25 segment: this process keeps its own copy
             logger.warning("router_vectors_unavailable version=%s error=%s", catalog.version, type(exc).__name__)
             metrics.SHARED_UNAVAILABLE.labels(part="vectors").inc()
-    return DenseIndex.from_rows(
+    dense = DenseIndex.from_rows(
         [
             np.frombuffer(vectors[pid], dtype="<f4") if pid in vectors and (live is None or live[i]) else None
             for i, pid in enumerate(ids)
         ]
     )
+    if examples:
+        dense.attach_examples(
+            {
+                i: examples[pid]
+                for i, pid in enumerate(ids)
+                if pid in examples and dense.present[i] and (live is None or live[i])
+            }
+        )
+    return dense
 
 
 def segment_key(digest: str, fingerprint: str) -> str:

@@ -22,10 +22,11 @@ questions' vectors (``with_examples``): a user's question is closer to other que
 to an article's prose, so a paraphrase that shares no word with the article still lands near
 the questions it answers (document expansion by predicted queries, as doc2query does for
 words, here in the embedding). The blend is computed when the vector is stored. The questions'
-own vectors are kept too (``DenseIndex.attach_examples``): with ``closest_share`` > 0 such an
-entry's cosine is mixed with its closest example question's (``similarities``), so a question
-worded like one of them stands out even where the mean of nine blurs it. That costs one more
-matrix-vector product per embedded part, over the example questions' rows only.
+own vectors are kept too (``DenseIndex.set_example_rows``: in the shared vectors file beside the
+matrix, or ``attach_examples`` in memory): with ``closest_share`` > 0 such an entry's cosine is
+mixed with its closest example question's (``similarities``), so a question worded like one of
+them stands out even where the mean of nine blurs it. That costs one more matrix-vector product
+per embedded part, over the example questions' rows only.
 
 Pure module: no Django.
 """
@@ -148,38 +149,67 @@ class DenseIndex:
         self.model_id = model_id
         self._embed_query = embed_query or retrieval_embeddings.embed_query
         self._rows: list[memoryview] | None = None
-        # Example questions' vectors (``attach_examples``): their rows, grouped by entry slot in slot
-        # order; ``example_slots[j]``'s rows start at ``example_starts[j]``.
-        self.example_matrix = np.zeros((0, self.matrix.shape[1]), dtype=np.float32)
-        self.example_slots = np.zeros(0, dtype=np.int64)
-        self.example_starts = np.zeros(0, dtype=np.int64)
+        # Example questions' vectors: one or two groups of (rows, their entry slots, where each slot's
+        # rows start, which slots count). The base's group (``set_example_rows``; a shared mapping when
+        # the vectors file holds it) and, for a delta, the edited slots' own rows (``overlay_over``),
+        # the base's rows of those slots no longer counting.
+        self._example_groups: list[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None]] = []
+        self._example_views: dict[int, memoryview] | None = None
+
+    def set_example_rows(self, matrix: np.ndarray, slots: np.ndarray, starts: np.ndarray) -> None:
+        """Use ``matrix`` (rows × dim float32, kept as it is: a read-only mapping stays one) as the
+        example-question vectors: slot ``slots[j]``'s rows are ``starts[j]`` up to the next start (or
+        the end). Slots in any order, starts increasing, no slot empty. Called before the index serves."""
+        slots = np.asarray(slots, dtype=np.int64)
+        starts = np.asarray(starts, dtype=np.int64)
+        if (
+            matrix.ndim != 2
+            or matrix.shape[1] != self.matrix.shape[1]
+            or len(slots) != len(starts)
+            or (len(starts) and (starts[0] != 0 or np.any(np.diff(starts) <= 0) or starts[-1] >= len(matrix)))
+            or (not len(starts) and len(matrix))
+            or (len(slots) and (slots.min() < 0 or slots.max() >= len(self.present)))
+        ):
+            raise ValueError("example rows that do not fit this index")
+        self._example_groups = [(matrix, slots, starts, None)] if len(slots) else []
+        self._example_views = None
 
     def attach_examples(self, rows: Mapping[int, np.ndarray | bytes | memoryview]) -> None:
-        """Keep each slot's example-question vectors (slot → (n × dim) array, or its float32 bytes).
+        """Keep each slot's example-question vectors (slot → (n × dim) array, or its float32 bytes),
+        copied into one matrix of this process (``set_example_rows``).
 
         Rows of another width, and slots past the index's entries, are skipped: a model change leaves
         stored rows of the old size until they are recomputed, and they are not comparable. Called
         before the index serves (``index_store.catalog_dense``), never on one being read."""
-        dim = self.matrix.shape[1]
-        slots, starts, blocks, at = [], [], [], 0
-        for slot in sorted(rows):
-            block = rows[slot]
-            if not isinstance(block, np.ndarray):
-                block = np.frombuffer(block, dtype="<f4")
-            if not 0 <= slot < len(self.present) or not block.size or block.size % dim:
-                continue
-            block = block.reshape(-1, dim)
-            slots.append(slot)
-            starts.append(at)
-            blocks.append(block)
-            at += len(block)
-        self.example_matrix = (
-            np.ascontiguousarray(np.concatenate(blocks), dtype=np.float32)
-            if blocks
-            else np.zeros((0, dim), dtype=np.float32)
-        )
-        self.example_slots = np.asarray(slots, dtype=np.int64)
-        self.example_starts = np.asarray(starts, dtype=np.int64)
+        matrix, slots, starts = example_blocks(rows, self.matrix.shape[1], len(self.present))
+        self.set_example_rows(matrix, slots, starts)
+
+    @property
+    def example_groups(self) -> tuple[tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray | None], ...]:
+        """(rows, slots, starts, which slots count or None for all) of each group, base's first."""
+        return tuple(self._example_groups)
+
+    @property
+    def example_slots(self) -> np.ndarray:
+        """The slots whose example questions count, in slot order."""
+        found = [slots if keep is None else slots[keep] for _, slots, _, keep in self._example_groups]
+        return np.sort(np.concatenate(found)) if found else np.zeros(0, dtype=np.int64)
+
+    def example_rows(self) -> dict[int, memoryview]:
+        """Slot → byte view (format 'B', equal to the stored bytes) of its example rows, for the slots
+        that count: what a catalog keeps instead of its own copy (``index_store``), and how a delta
+        recognises unchanged rows by identity (``overlay_over``)."""
+        if self._example_views is None:
+            views: dict[int, memoryview] = {}
+            for matrix, slots, starts, keep in self._example_groups:
+                data = memoryview(np.ascontiguousarray(matrix)).cast("B")
+                width = matrix.shape[1] * matrix.itemsize
+                ends = [*starts[1:].tolist(), len(matrix)]
+                for j, (slot, start, end) in enumerate(zip(slots.tolist(), starts.tolist(), ends)):
+                    if keep is None or keep[j]:
+                        views[slot] = data[start * width : end * width]
+            self._example_views = views
+        return self._example_views
 
     @classmethod
     def from_rows(cls, rows: Sequence[np.ndarray | None], **kwargs) -> DenseIndex:
@@ -246,10 +276,12 @@ class DenseIndex:
             sims[: len(base)] = base
         if len(self.overlay_slots):
             sims[self.overlay_slots] = self.overlay @ vector
-        if closest_share and len(self.example_slots):
-            closest = np.maximum.reduceat(self.example_matrix @ vector, self.example_starts)
-            slots = self.example_slots
-            sims[slots] = (1.0 - closest_share) * sims[slots] + closest_share * closest
+        if closest_share:
+            for matrix, slots, starts, keep in self._example_groups:
+                closest = np.maximum.reduceat(matrix @ vector, starts)
+                if keep is not None:
+                    slots, closest = slots[keep], closest[keep]
+                sims[slots] = (1.0 - closest_share) * sims[slots] + closest_share * closest
         sims[~self.present] = -1.0
         return sims
 
@@ -272,24 +304,35 @@ class DenseIndex:
         order = cut[np.lexsort((cut, -sims[cut]))]
         return [(int(i), float(sims[i])) for i in order if self.present[i]], mean
 
-    def overlay_over(self, vectors: Mapping[str, object], package_ids: Sequence[str], live: Sequence[bool]):
+    def overlay_over(
+        self,
+        vectors: Mapping[str, object],
+        package_ids: Sequence[str],
+        live: Sequence[bool],
+        examples: Mapping[str, object] | None = None,
+    ):
         """This (base) index's matrix under the vectors of an edited catalog: its slots' package IDs
-        (``package_ids``, the base's slots first, then the appended ones) and which slots are live.
+        (``package_ids``, the base's slots first, then the appended ones), which slots are live, and
+        the catalog's example-question rows (``examples``, package ID → float32 bytes).
 
         A slot keeps the base's row when the catalog still holds that very row (``base_rows``, by
-        identity) or an equal one; any other vector becomes an overlay row. Returns a new DenseIndex,
-        without example questions: the caller attaches the edited catalog's (``attach_examples``).
+        identity) or an equal one, and the same example rows (``example_rows``, by identity or equal
+        bytes); any other slot becomes an overlay row, with its example rows in the delta's own group.
+        The base's example rows are kept as they are (a shared mapping stays one). Returns a new DenseIndex.
         """
+        examples = examples or {}
         rows = self.base_rows()
+        base_examples = self.example_rows()
         n_base = len(self.matrix)
         present = np.zeros(len(package_ids), dtype=bool)
-        slots, overlay = [], []
+        slots, overlay, overlay_examples = [], [], {}
         for slot, pid in enumerate(package_ids):
             held = vectors.get(pid) if live[slot] else None
             if held is None:
                 continue
+            asked = examples.get(pid)
             if slot < n_base and self.present[slot]:
-                if held is rows[slot] or held == rows[slot]:
+                if (held is rows[slot] or held == rows[slot]) and _same_rows(asked, base_examples.get(slot)):
                     present[slot] = True
                     continue
             vector = np.frombuffer(held, dtype="<f4")
@@ -298,7 +341,9 @@ class DenseIndex:
             present[slot] = True
             slots.append(slot)
             overlay.append(vector)
-        return DenseIndex(
+            if asked:
+                overlay_examples[slot] = asked
+        index = DenseIndex(
             self.matrix,
             present,
             overlay_slots=np.asarray(slots, dtype=np.int64),
@@ -306,6 +351,57 @@ class DenseIndex:
             embed_query=self._embed_query,
             model_id=self.model_id,
         )
+        overlaid = set(slots)
+        groups = []
+        if self._example_groups:
+            matrix, base_slots, starts, _ = self._example_groups[0]
+            keep = np.fromiter(
+                (slot in base_examples and present[slot] and slot not in overlaid for slot in base_slots.tolist()),
+                dtype=bool,
+                count=len(base_slots),
+            )
+            if keep.any():
+                groups.append((matrix, base_slots, starts, keep))
+        if overlay_examples:
+            own, own_slots, own_starts = example_blocks(overlay_examples, self.matrix.shape[1], len(present))
+            if len(own_slots):
+                groups.append((own, own_slots, own_starts, None))
+        index._example_groups = groups
+        return index
+
+
+def _same_rows(held, base) -> bool:
+    """Whether a catalog's example rows (bytes, a view, or None) are the base's (a view, or None)."""
+    if not held:
+        return base is None
+    return base is not None and (held is base or held == base)
+
+
+def example_blocks(
+    rows: Mapping[int, np.ndarray | bytes | memoryview], dim: int, slots_count: int
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """Slot → its (n × dim) example rows (or their float32 bytes) as one matrix in slot order, the
+    slots, and where each slot's rows start. Rows of another width, empty ones, and slots outside
+    ``slots_count`` are skipped."""
+    slots, starts, blocks, at = [], [], [], 0
+    for slot in sorted(rows):
+        block = rows[slot]
+        if block is None:
+            continue
+        if not isinstance(block, np.ndarray):
+            block = np.frombuffer(block, dtype="<f4")
+        if not 0 <= slot < slots_count or not block.size or block.size % dim:
+            continue
+        slots.append(slot)
+        starts.append(at)
+        blocks.append(block.reshape(-1, dim))
+        at += len(blocks[-1])
+    matrix = (
+        np.ascontiguousarray(np.concatenate(blocks), dtype=np.float32)
+        if blocks
+        else np.zeros((0, dim), dtype=np.float32)
+    )
+    return matrix, np.asarray(slots, dtype=np.int64), np.asarray(starts, dtype=np.int64)
 
 
 class EmbeddingCache:

@@ -159,3 +159,141 @@ def test_without_any_vector_nothing_is_prepared(tmp_path):
     rows = iter([("P0", b"\x00" * 8), ("OTHER", _vectors(1)["P0"])])
     assert dense_segment.dense_segment_prepare(tmp_path, ids, rows, model_id=MODEL, dim=DIM) == (None, False, 0)
     assert not [p for p in (tmp_path / "vectors").iterdir() if p.is_dir()]
+
+
+# Example questions' rows (format 2): in the shared file, mapped, and overlaid by a delta.
+
+
+def _examples(ids, seed: int = 5, rows=(1, 2, 3)) -> dict[str, bytes]:
+    """Some entries' example-question rows: 1–3 random unit vectors each."""
+    rng = np.random.default_rng(seed)
+    out = {}
+    for n, pid in enumerate(ids):
+        block = rng.standard_normal((rows[n % len(rows)], DIM)).astype("<f4")
+        out[pid] = (block / np.linalg.norm(block, axis=1, keepdims=True)).astype("<f4").tobytes()
+    return out
+
+
+def _fresh_with(ids, vectors, examples, live=None) -> DenseIndex:
+    """What a fresh build in memory ranks by: the vectors, and the example rows of the live entries that have one."""
+    dense = _fresh(ids, vectors, live)
+    dense.attach_examples({i: examples[pid] for i, pid in enumerate(ids) if pid in examples and dense.present[i]})
+    return dense
+
+
+def _same_ranking(a: DenseIndex, b: DenseIndex, queries, share=0.3):
+    for q in queries:
+        assert np.allclose(a.similarities(q, share), b.similarities(q, share), rtol=0, atol=1e-6)
+        assert [i for i, _ in a.top_k(q, 5, share)[0]] == [i for i, _ in b.top_k(q, 5, share)[0]]
+
+
+def test_example_rows_are_in_the_file_every_process_maps(tmp_path, monkeypatch):
+    vectors = _vectors(30)
+    del vectors["P7"]
+    ids = [f"P{i}" for i in range(30)]
+    examples = _examples(["P2", "P7", "P11", "P29"])  # P7 has no vector: its rows never count
+    first = _shared(tmp_path, ids, vectors, examples=examples)
+    ((rows, slots, starts, keep),) = first.example_groups
+    assert is_mapped(rows) and keep is None and slots.tolist() == [2, 11, 29] and starts.tolist() == [0, 1, 4]
+    assert {i: bytes(v) for i, v in first.example_rows().items()} == {
+        2: examples["P2"],
+        11: examples["P11"],
+        29: examples["P29"],
+    }
+
+    monkeypatch.setattr(dense_segment, "dense_segment_write", lambda *a, **k: pytest.fail("written twice"))
+    second = _shared(tmp_path, ids, vectors, examples=examples)
+    fresh = _fresh_with(ids, vectors, examples)
+    # A question worded as P11's second example question: the mixed cosine brings P11 up.
+    asked = np.frombuffer(examples["P11"], "<f4").reshape(-1, DIM)[1]
+    _same_ranking(second, fresh, [asked, np.frombuffer(vectors["P3"], "<f4")])
+    assert second.similarities(asked, 0.3)[11] > second.similarities(asked)[11]
+    assert second.top_k(asked, 1, 0.9)[0][0][0] == 11 and fresh.top_k(asked, 1)[0][0][0] != 11
+
+
+def test_the_key_names_the_example_rows_too():
+    vectors = _vectors(5)
+    ids = list(vectors)
+    examples = _examples(["P1", "P3"])
+    key = vectors_key(MODEL, DIM, ids, vectors, examples)
+    assert key != vectors_key(MODEL, DIM, ids, vectors)
+    assert vectors_key(MODEL, DIM, ids, vectors, dict(examples)) == key
+    other = np.frombuffer(examples["P3"], "<f4").copy()
+    other[-1] = -other[-1]  # the same number of rows, one value changed
+    assert vectors_key(MODEL, DIM, ids, vectors, {**examples, "P3": other.tobytes()}) != key
+    # Rows of another width, or beside no vector, are not kept: they name nothing.
+    odd = {**examples, "P4": b"\x00" * (DIM * 4 + 4)}
+    assert vectors_key(MODEL, DIM, ids, vectors, odd) == key
+    without_p0 = {k: v for k, v in vectors.items() if k != "P0"}
+    assert vectors_key(MODEL, DIM, ids, without_p0, {**examples, "P0": examples["P1"]}) == vectors_key(
+        MODEL, DIM, ids, without_p0, examples
+    )
+
+
+def test_a_file_prepared_with_example_rows_is_the_one_processes_map(tmp_path, monkeypatch):
+    # The Celery task streams (package, vector, example rows) in no particular order: the example rows go
+    # to the file as they come, and the key is still the one a process holding them computes.
+    vectors = _vectors(40)
+    ids = [f"P{i}" for i in range(40)]
+    examples = _examples(["P3", "P9", "P20", "P39"])
+    rows = [(pid, vector, examples.get(pid, b"")) for pid, vector in list(vectors.items())[::-1]]
+    rows.append(("P9", vectors["P1"], examples["P3"]))  # a package's second row: skipped, as a process holds one
+    key, written, count = dense_segment.dense_segment_prepare(tmp_path, ids, iter(rows), model_id=MODEL, dim=DIM)
+    assert written and count == 40 and key == vectors_key(MODEL, DIM, ids, vectors, examples)
+
+    monkeypatch.setattr(dense_segment, "dense_segment_write", lambda *a, **k: pytest.fail("a process wrote it"))
+    mapped = _shared(tmp_path, ids, vectors, examples=examples)
+    assert dense_segment.mapped_file(mapped).startswith(str(tmp_path / "vectors" / key))
+    assert mapped.example_groups[0][1].tolist() == [39, 20, 9, 3]  # as read: the slots need no order
+    queries = [np.frombuffer(examples[p], "<f4").reshape(-1, DIM)[0] for p in examples]
+    _same_ranking(mapped, _fresh_with(ids, vectors, examples), queries)
+
+
+def test_a_file_of_the_previous_format_is_not_read(tmp_path):
+    vectors = _vectors(6)
+    ids = list(vectors)
+    dense = _shared(tmp_path, ids, vectors)
+    (path,) = (tmp_path / "vectors").glob("v*/meta.json")
+    meta = path.read_text().replace('"format": 2', '"format": 1')
+    path.write_text(meta)
+    with pytest.raises(dense_segment.DenseSegmentError):
+        dense_segment.dense_segment_load(tmp_path, path.parent.name, model_id=MODEL, dim=DIM, rows=6)
+    assert dense.present.all()
+
+
+def test_an_overlay_keeps_the_base_example_rows_and_overlays_the_edited_ones(tmp_path):
+    # Base (mapped): 30 entries, five with example rows. The edit: P3 re-embedded with new rows, P4's
+    # rows gone (re-embedded without questions), P5 dead, P6's rows changed beside the same vector,
+    # an entry appended with rows. P8 and P9 keep theirs, held as views (P8) or as equal bytes (P9).
+    base_vectors = _vectors(30)
+    ids_base = list(base_vectors)
+    base_examples = _examples(["P3", "P4", "P5", "P6", "P8", "P9"])
+    base = _shared(tmp_path, ids_base, base_vectors, examples=base_examples)
+    held = dict(zip(ids_base, base.base_rows()))
+    held_examples = {ids_base[i]: view for i, view in base.example_rows().items()}
+    held_examples["P9"] = bytes(held_examples["P9"])
+    new3 = _vectors(30, seed=9)["P3"]
+    edited = {**held, "P3": new3, "P4": _vectors(30, seed=8)["P4"], "NEW": _vectors(1, seed=4)["P0"]}
+    edited_examples = {
+        **held_examples,
+        "P3": _examples(["P3"], seed=11)["P3"],
+        "P6": _examples(["P6"], seed=12)["P6"],
+        "NEW": _examples(["NEW"], seed=13)["NEW"],
+    }
+    del edited_examples["P4"]
+    ids = [*ids_base, "NEW"]
+    live = [pid != "P5" for pid in ids]
+    overlay = base.overlay_over(edited, ids, live, edited_examples)
+
+    assert overlay.matrix is base.matrix and sorted(overlay.overlay_slots.tolist()) == [3, 4, 6, 30]
+    (base_rows, _, _, keep), (own, own_slots, _, _) = overlay.example_groups
+    assert base_rows is base.example_groups[0][0] and is_mapped(base_rows)  # the mapping is not copied
+    assert own_slots.tolist() == [3, 6, 30] and len(own) == sum(
+        len(edited_examples[p]) for p in ("P3", "P6", "NEW")
+    ) // (DIM * 4)
+    assert overlay.example_slots.tolist() == [3, 6, 8, 9, 30]
+    fresh = _fresh_with(ids, edited, edited_examples, live)
+    queries = [np.frombuffer(edited_examples[p], "<f4").reshape(-1, DIM)[0] for p in ("P3", "P6", "P8", "NEW")]
+    queries.append(np.frombuffer(base_examples["P4"], "<f4").reshape(-1, DIM)[0])  # P4's old rows count no more
+    _same_ranking(overlay, fresh, queries)
+    assert overlay.top_k(queries[1], 1, 0.9)[0][0][0] == 6

@@ -268,3 +268,51 @@ def test_a_known_blend_without_the_questions_vectors_is_not_reused(
     vector, examples = _vectors(pending)[0]
     assert len(examples) == len(FLAT) * retrieval_embeddings.DIM * 4
     assert np.allclose(vector, reused, atol=1e-5)
+
+
+@pytest.mark.skipif(not retrieval_embeddings.available(), reason="the bundled embedding models are required")
+def test_the_questions_rows_are_in_the_shared_vectors_file_and_the_catalog_keeps_no_copy(
+    make_package, django_capture_on_commit_callbacks, model, settings, tmp_path, monkeypatch
+):
+    # The Celery task streams the rows into the vectors file; a process maps it without writing, its
+    # catalog keeps views into that mapping (not its own bytes), and an edit's delta keeps the mapping.
+    from knowledge import routing_service
+    from knowledge.catalog import get_active_catalog
+    from knowledge.index_store import delta_index, router_index_prepare
+    from knowledge.retrieval import dense_segment
+    from knowledge.retrieval.segments import is_mapped
+
+    settings.KNOWLEDGE_EMBED_ON_SAVE = True
+    settings.KNOWLEDGE_INDEX_DIR = tmp_path / "index"
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+    _accept(django_capture_on_commit_callbacks, package.revisions.get())
+    stored = bytes(RevisionEmbedding.objects.get(revision=package.revisions.get()).example_vectors)
+
+    assert router_index_prepare()["vectors"] == "built"
+    (meta,) = (tmp_path / "index" / "vectors").glob("v*/meta.json")
+    assert json.loads(meta.read_text())["example_rows"] == len(FLAT)
+    # As loaded: a view into one block of the load (not a bytes object per package, which the heap keeps).
+    loaded = get_active_catalog().example_vectors["SICK_NOTES"]
+    assert isinstance(loaded, memoryview) and isinstance(loaded.obj, bytearray) and loaded == stored
+    monkeypatch.setattr(dense_segment, "dense_segment_write", lambda *a, **k: pytest.fail("a process wrote it"))
+    index = routing_service.reindex()
+    ((rows, slots, _, _),) = index.dense.example_groups
+    assert is_mapped(rows) and slots.tolist() == [index.position["SICK_NOTES"]]
+    held = get_active_catalog().example_vectors["SICK_NOTES"]
+    assert isinstance(held, memoryview) and held == stored
+    assert np.shares_memory(np.frombuffer(held, dtype=np.uint8), rows)
+
+    with django_capture_on_commit_callbacks(execute=True):
+        make_package("DAYCARE", title="Auxílio-creche", summary="Reembolso.", body="Reembolso mensal de creche.")
+    merged = delta_index(index, get_active_catalog(), routing_service.router_config())
+    assert merged.dense.example_groups[0][0] is rows and merged.dense.example_slots.tolist() == [
+        merged.position["SICK_NOTES"]
+    ]
+    assert np.shares_memory(np.frombuffer(get_active_catalog().example_vectors["SICK_NOTES"], dtype=np.uint8), rows)
+    question = retrieval_embeddings.embed_query(FLAT[1])
+    slot = merged.position["SICK_NOTES"]
+    assert merged.dense.similarities(question, 0.3)[slot] == pytest.approx(
+        index.dense.similarities(question, 0.3)[index.position["SICK_NOTES"]], abs=1e-6
+    )
