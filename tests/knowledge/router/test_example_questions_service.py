@@ -316,3 +316,23 @@ def test_the_questions_rows_are_in_the_shared_vectors_file_and_the_catalog_keeps
     assert merged.dense.similarities(question, 0.3)[slot] == pytest.approx(
         index.dense.similarities(question, 0.3)[index.position["SICK_NOTES"]], abs=1e-6
     )
+
+
+def test_the_admin_says_a_revision_without_a_body_never_gets_its_questions_in_the_router(
+    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+):
+    # Such a revision is never embedded (nothing to embed): "not yet" would wait forever.
+    from knowledge.models import PackageRevision
+
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: True)
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+    revision = package.revisions.get()
+    _accept(django_capture_on_commit_callbacks, revision)
+    record = RevisionSearchTerms.objects.get(revision=revision)
+    client.force_login(curator)
+    change = f"/admin/knowledge/revisionsearchterms/{record.pk}/change/"
+    assert "no: a revision without a body" not in client.get(change).content.decode()
+    PackageRevision.objects.filter(pk=revision.pk).update(data={**revision.data, "body": "  "})
+    page = client.get(change).content.decode()
+    assert "no: a revision without a body is never embedded" in page and "not yet" not in page
