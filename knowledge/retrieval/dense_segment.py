@@ -9,7 +9,7 @@ maps it::
     <dir>/vectors/<key>/matrix.npy          (entries × DIM) float32, catalog order; zero rows lack a vector
     <dir>/vectors/<key>/present.npy         which rows hold a vector (bool)
     <dir>/vectors/<key>/examples.f32        the example questions' vectors (raw float32, rows × DIM),
-                                            grouped by entry; absent when no entry has any
+                                            grouped by entry; empty when no entry has any
     <dir>/vectors/<key>/example_slots.npy   each group's entry (its row in matrix.npy), int64
     <dir>/vectors/<key>/example_starts.npy  each group's first row in examples.f32 (increasing), int64
     <dir>/vectors/<key>/meta.json           format, model id, rows, dimension, example rows
@@ -20,10 +20,10 @@ copies of its own: 64 KB per entry with nine questions, 644 MB at 10,000 such en
 
 The key is a digest of the model id and, in catalog order, each entry's package ID, vector and
 example rows: two processes holding the same catalog find the same file, and a vector that changes
-(a re-embed, a model upgrade, accepted questions) names a new one. Written into a temporary directory and renamed (a reader sees
-all of it or nothing), under the key's lock (the first process writes, the others wait and map
-it); old keys are collected like old segments, in their own directory so that neither kind of
-segment pushes the other out.
+(a re-embed, a model upgrade, accepted questions) names a new one. Written into a temporary
+directory and renamed (a reader sees all of it or nothing), under the key's lock (the first process
+writes, the others wait and map it); old keys are collected like old segments, in their own
+directory so that neither kind of segment pushes the other out.
 
 Pure module: no Django (the directory is passed in).
 """
