@@ -9,13 +9,14 @@ BM25"):
 - ``--signal``: a rank-only signal, BM25 (rank-bm25's Okapi over the router's analyzer) over each
   entry's questions alone, its top k with a score ≥ a share of the best, fused by weighted RRF and
   never making an entry eligible for full nor counted in coverage. The signal is patched into
-  ``signals._corpus_signals`` for the run: it exists only here.
+  ``signals._corpus_signals`` for the run: it exists only here. With ``--one-part`` it fires only
+  for a message of one part (the message's parts are counted by patching the router's split).
 
 Both print each setting's in-sample sum over the catalogs and the leave-one-catalog-out choice (one
 fold per catalog: the setting best on the other nine, scored on the held-out one), with "off" among
 the settings. Dev splits only.
 
-Usage:  python -m knowledge.evaluation.question_words --field | --signal
+Usage:  python -m knowledge.evaluation.question_words --field | --signal [--one-part]
 """
 
 from __future__ import annotations
@@ -42,6 +43,7 @@ from rank_bm25 import BM25Okapi  # noqa: E402
 from common.text import analyze  # noqa: E402
 from knowledge.evaluation import tune  # noqa: E402
 from knowledge.offline_catalog import load_package_folder  # noqa: E402
+from knowledge.retrieval import index as router_index  # noqa: E402
 from knowledge.retrieval import signals as router_signals  # noqa: E402
 from knowledge.retrieval.entries import DEFAULT_FIELD_WEIGHTS, RouterConfig  # noqa: E402
 
@@ -51,14 +53,18 @@ FIGURES = ("hit@1", "usable", "ood", "multi", "par_en", "par_es", "unexpected_fu
 class QuestionsSignal:
     """The rank-only signal, patched around ``_corpus_signals`` while ``on``."""
 
-    def __init__(self):
+    def __init__(self, one_part: bool = False):
         self.catalog: str | None = None
         self.top_k, self.share = 5, 0.0
+        self.one_part, self.parts = one_part, 1
+        self._split = router_index.split_parts_analyzed
         self._bm25: dict[tuple, BM25Okapi | None] = {}
         self._corpus = router_signals._corpus_signals
 
     def __call__(self, index, signals, content, query) -> None:
         self._corpus(index, signals, content, query)
+        if self.one_part and self.parts > 1:
+            return
         if not index.config.weights.get("questions") or not query:
             return
         bm25 = self._index(index)
@@ -72,6 +78,12 @@ class QuestionsSignal:
         ranked = [int(i) for i in order if scores[i] > 0 and scores[i] >= self.share * best]
         if ranked:
             signals.rankings["questions"] = ranked
+
+    def split(self, message):
+        """The router's split, counting the message's parts."""
+        parts = self._split(message)
+        self.parts = len(parts) if parts else 1
+        return parts
 
     def _index(self, index):
         key = (self.catalog, id(index))
@@ -110,7 +122,10 @@ def main() -> None:
     way = parser.add_mutually_exclusive_group(required=True)
     way.add_argument("--field", action="store_true", help="the questions in the search_terms BM25F field")
     way.add_argument("--signal", action="store_true", help="a rank-only BM25 signal over the questions")
+    parser.add_argument("--one-part", action="store_true", help="with --signal: only for messages of one part")
     args = parser.parse_args()
+    if args.one_part and not args.signal:
+        parser.error("--one-part goes with --signal")
     tune.EXAMPLES.update({n: tune.example_questions(n) for n in tune.TUNING_INPUTS})
     data = {n: (load_package_folder(p), tune.tuning_questions(n)) for n, (p, _) in tune.TUNING_INPUTS.items()}
     base = RouterConfig()
@@ -125,8 +140,9 @@ def main() -> None:
 
             rows.append(_score(data, f"field weight {weight}", make))
     else:
-        signal = QuestionsSignal()
+        signal = QuestionsSignal(one_part=args.one_part)
         router_signals._corpus_signals = signal
+        router_index.split_parts_analyzed = signal.split
         try:
             for top_k, share in ((5, 0.0), (5, 0.5), (3, 0.0), (3, 0.5), (1, 0.0)):
                 for weight in (0.5, 1.0, 2.0):
@@ -139,6 +155,7 @@ def main() -> None:
                     rows.append(_score(data, f"top {top_k}, share {share}, weight {weight}", make))
         finally:
             router_signals._corpus_signals = signal._corpus
+            router_index.split_parts_analyzed = signal._split
     print(json.dumps(_loco(rows), indent=1))
 
 
