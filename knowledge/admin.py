@@ -637,6 +637,9 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
             return "no: the embedding model is off (CONTEXTO_EMBEDDINGS)"
         if not (obj.revision.data or {}).get("body", "").strip():
             return "no: a revision without a body is never embedded"
+        current = obj.revision.package.revision_number
+        if obj.revision.number != current:
+            return f"no: the router reads the package's current revision (r{current}), not this one"
         stored = RevisionEmbedding.objects.filter(revision=obj.revision, model_id=retrieval_embeddings.MODEL_ID).first()
         if stored is None or stored.text_digest != text_digest(embedded_text(revision_text(obj.revision), questions)):
             return "not yet: waiting for the embedding task"

@@ -336,3 +336,27 @@ def test_the_admin_says_a_revision_without_a_body_never_gets_its_questions_in_th
     PackageRevision.objects.filter(pk=revision.pk).update(data={**revision.data, "body": "  "})
     page = client.get(change).content.decode()
     assert "no: a revision without a body is never embedded" in page and "not yet" not in page
+
+
+def test_the_admin_says_an_older_revisions_questions_are_not_the_ones_the_router_reads(
+    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+):
+    # The router reads the current revision only: an older revision's accepted questions, even embedded,
+    # are not in it ("yes" would mislead the curator).
+    from knowledge.services import package_update
+
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: True)
+    settings.KNOWLEDGE_EMBED_ON_SAVE = False
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+    revision = package.revisions.get()
+    _accept(django_capture_on_commit_callbacks, revision)
+    record = RevisionSearchTerms.objects.get(revision=revision)
+    client.force_login(curator)
+    change = f"/admin/knowledge/revisionsearchterms/{record.pk}/change/"
+    assert "no: the router reads" not in client.get(change).content.decode()
+    with django_capture_on_commit_callbacks(execute=True):
+        package_update(acting_user=None, package=package, data={**package.content(), "title": "Atestados médicos"})
+    page = client.get(change).content.decode()
+    assert "no: the router reads the package&#x27;s current revision (r2), not this one" in page
+    assert "not yet" not in page
