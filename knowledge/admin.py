@@ -628,22 +628,31 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
 
     @admin.display(description="questions in the router")
     def questions_in_router(self, obj):
-        """Whether the revision's stored vector is the one for these accepted questions (the
-        re-embedding after an accept runs in a task; the beat sweep catches a lost one)."""
+        """Whether the router reads these accepted questions: their words from the catalog's next version
+        on (the "questions" signal), their vectors once the revision's stored vector is the one for them
+        (the re-embedding after an accept runs in a task; the beat sweep catches a lost one)."""
+        from knowledge.routing_service import router_config
+
         questions = obj.accepted_questions or []
         if obj.status != RevisionSearchTerms.Status.ACCEPTED or not questions:
             return "—"
-        if not retrieval_embeddings.enabled():
-            return "no: the embedding model is off (CONTEXTO_EMBEDDINGS)"
         if not (obj.revision.data or {}).get("body", "").strip():
-            return "no: a revision without a body is never embedded"
+            return "no: a revision without a body is not in the router, and never embedded"
         current = obj.revision.package.revision_number
         if obj.revision.number != current:
             return f"no: the router reads the package's current revision (r{current}), not this one"
+        words = (
+            "words: yes, for messages of one part"
+            if router_config().weights.get("questions")
+            else "words: no, the questions signal weighs 0 (KNOWLEDGE_ROUTER_WEIGHTS)"
+        )
+        if not retrieval_embeddings.enabled():
+            return f"{words} · vector: no, the embedding model is off (CONTEXTO_EMBEDDINGS)"
         stored = RevisionEmbedding.objects.filter(revision=obj.revision, model_id=retrieval_embeddings.MODEL_ID).first()
         if stored is None or stored.text_digest != text_digest(embedded_text(revision_text(obj.revision), questions)):
-            return "not yet: waiting for the embedding task"
-        return f"yes: {len(bytes(stored.example_vectors)) // (retrieval_embeddings.DIM * 4)} example questions"
+            return f"{words} · vector: not yet: waiting for the embedding task"
+        rows = len(bytes(stored.example_vectors)) // (retrieval_embeddings.DIM * 4)
+        return f"{words} · vector: yes, {rows} example questions"
 
     def save_model(self, request, obj, form, change):
         search_terms_accept(

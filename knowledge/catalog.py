@@ -53,6 +53,8 @@ class PackageEntry:
     revision: int
     # Accepted English/Spanish search terms of this revision (knowledge/search_terms.py).
     search_terms: tuple[str, ...] = ()
+    # Accepted example questions of this revision (their words: the router's "questions" signal).
+    example_questions: tuple[str, ...] = ()
 
     @property
     def is_procedure(self) -> bool:
@@ -177,12 +179,13 @@ def _entry(p: Package, accepted: dict) -> PackageEntry | None:
         source=p.source,
         body=p.body,
         revision=p.revision_number,
-        search_terms=accepted.get((p.pk, p.revision_number), ()),
+        **accepted.get((p.pk, p.revision_number), {}),
     )
 
 
-def _accepted_terms(package_pks=None) -> dict[tuple[int, int], tuple[str, ...]]:
-    """(package pk, revision number) → accepted search terms, of the current revisions (of ``package_pks``)."""
+def _accepted_terms(package_pks=None) -> dict[tuple[int, int], dict[str, tuple[str, ...]]]:
+    """(package pk, revision number) → the accepted search terms and example questions of the current
+    revisions (of ``package_pks``), as ``PackageEntry`` fields (``search_terms``, ``example_questions``)."""
     rows = RevisionSearchTerms.objects.filter(
         status=RevisionSearchTerms.Status.ACCEPTED, revision__number=F("revision__package__revision_number")
     )
@@ -192,8 +195,10 @@ def _accepted_terms(package_pks=None) -> dict[tuple[int, int], tuple[str, ...]]:
         else rows.filter(revision__package__in=package_pks)
     )
     return {
-        (package_pk, number): tuple(terms)
-        for package_pk, number, terms in rows.values_list("revision__package_id", "revision__number", "accepted")
+        (package_pk, number): {"search_terms": tuple(terms), "example_questions": tuple(questions or ())}
+        for package_pk, number, terms, questions in rows.values_list(
+            "revision__package_id", "revision__number", "accepted", "accepted_questions"
+        )
     }
 
 
@@ -336,13 +341,14 @@ def _reload(version: int, previous: Catalog) -> Catalog:
         vectors.update(catalog_vectors(rows, examples))
     package_ids = {pk: pid for pk, pid, *_ in listed}
     if terms_fingerprint != state.terms_fingerprint:
-        # Accepted terms changed without a package row (a curator's decision): terms only, never a body.
+        # Accepted terms or questions changed without a package row (a curator's decision): those only, never a body.
         accepted = _accepted_terms()
         for pk, entry in by_pk.items():
             if entry is not None:
-                terms = accepted.get((pk, entry.revision), ())
-                if terms != entry.search_terms:
-                    by_pk[pk] = dataclasses.replace(entry, search_terms=terms)
+                fields = accepted.get((pk, entry.revision), {})
+                terms, questions = fields.get("search_terms", ()), fields.get("example_questions", ())
+                if terms != entry.search_terms or questions != entry.example_questions:
+                    by_pk[pk] = dataclasses.replace(entry, search_terms=terms, example_questions=questions)
     if vectors_fingerprint != state.vectors_fingerprint:
         vectors = _vectors_since(state.vectors_fingerprint, vectors_fingerprint, by_pk, package_ids, vectors, examples)
     entries = [by_pk[pk] for pk, *_ in listed if by_pk[pk] is not None]

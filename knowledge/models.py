@@ -312,7 +312,9 @@ class RevisionSearchTerms(models.Model):
     )
     accepted = models.JSONField(default=list, blank=True, help_text="The terms indexed with the revision.")
     accepted_questions = models.JSONField(
-        default=list, blank=True, help_text="Example questions blended into the revision's vector."
+        default=list,
+        blank=True,
+        help_text="Example questions: blended into the revision's vector; their words rank it for messages of one part.",
     )
     questions_changed_at = models.DateTimeField(
         null=True,

@@ -73,7 +73,18 @@ def folder_index(
             else e
             for e in entries
         ]
+    entries = with_example_questions(entries, examples)
     return RouterIndex(entries, config=config, dense=folder_dense(entries, examples=examples))
+
+
+def with_example_questions(entries: list[Entry], examples: dict[str, tuple[str, ...]] | None) -> list[Entry]:
+    """``entries`` carrying ``examples`` (package id → questions) as their accepted example questions."""
+    if not examples:
+        return entries
+    return [
+        dataclasses.replace(e, example_questions=tuple(examples[e.package_id])) if examples.get(e.package_id) else e
+        for e in entries
+    ]
 
 
 def search_terms_file(path: str | Path, languages: tuple[str, ...] | None = None) -> dict[str, tuple[str, ...]]:

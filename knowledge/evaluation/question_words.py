@@ -1,4 +1,8 @@
-"""Measured, not shipped: the accepted example questions' *words* in the lexical side of the router.
+"""The study behind the "questions" signal: the accepted example questions' *words* in the lexical side
+of the router, measured before it was built (the shipped signal is ``signals._questions_signal`` over
+``questions.QuestionsIndex``, the router's BM25+, chosen with ``tune.py --grid questions``; this script
+keeps the study's rank-bm25 Okapi version, on entries without ``example_questions`` so the shipped
+signal stays silent while it runs).
 
 Two ways, each scored on the ten dev splits with the stand-in proposals (example_questions.proposed.json,
 every one accepted), everything else as shipped (docs/retrieval.md, "The example questions' words in
@@ -129,6 +133,7 @@ def main() -> None:
     tune.EXAMPLES.update({n: tune.example_questions(n) for n in tune.TUNING_INPUTS})
     data = {n: (load_package_folder(p), tune.tuning_questions(n)) for n, (p, _) in tune.TUNING_INPUTS.items()}
     base = RouterConfig()
+    base = dataclasses.replace(base, weights={**base.weights, "questions": 0.0})  # "off": the study's baseline
     rows = [_score(data, "off", lambda name, entries: (base, entries))]
     if args.field:
         for weight in (0.3, 0.6, 1.0):

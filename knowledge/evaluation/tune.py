@@ -33,7 +33,7 @@ ROOT = Path(__file__).resolve().parents[2]
 if str(ROOT) not in sys.path:
     sys.path.insert(0, str(ROOT))
 
-from knowledge.offline_catalog import folder_dense, load_package_folder  # noqa: E402
+from knowledge.offline_catalog import folder_dense, load_package_folder, with_example_questions  # noqa: E402
 from knowledge.retrieval.evaluation import evaluate_report, load_queries  # noqa: E402
 from knowledge.retrieval import RouterConfig, RouterIndex  # noqa: E402
 from knowledge.retrieval.dense import PASSAGE_BODY_CHARS  # noqa: E402
@@ -110,6 +110,12 @@ def dense_of(name: str, entries, body_chars: int = PASSAGE_BODY_CHARS):
 EXAMPLES: dict[str, dict] = {}
 
 
+def catalog_entries(name: str, folder: Path | None = None) -> list:
+    """A tuning catalog's entries, with its proposed example questions as accepted ones when
+    ``--example-questions`` loaded them (``EXAMPLES``): their vectors and their words, as the app has them."""
+    return with_example_questions(load_package_folder(folder or TUNING_INPUTS[name][0]), EXAMPLES.get(name))
+
+
 def example_questions(name: str) -> dict:
     """A catalog's proposed example questions (package id → questions), from the file beside its dev split."""
     from knowledge.offline_catalog import example_questions_file
@@ -120,7 +126,7 @@ def example_questions(name: str) -> dict:
 
 def run(config: RouterConfig, name: str, entries=None, queries=None, body_chars: int = PASSAGE_BODY_CHARS):
     """``body_chars``: the passage recipe's body length (what entries are embedded as, not a router setting)."""
-    entries = entries if entries is not None else load_package_folder(TUNING_INPUTS[name][0])
+    entries = entries if entries is not None else catalog_entries(name)
     queries = queries if queries is not None else tuning_questions(name)
     index = RouterIndex(entries, config=config, dense=dense_of(name, entries, body_chars))
 
@@ -180,6 +186,13 @@ GRIDS = {
         "dense_closest_example_share": [0.0, 0.2, 0.3, 0.5],
         "dense_full_lift_examples": [0.05, 0.06, 0.07],
     },
+    # The example questions' words (--example-questions): the "questions" signal's weight, depth and share.
+    "questions": {
+        "weights": [{**DEFAULT_WEIGHTS, "questions": w} for w in (0.0, 0.5, 1.0, 2.0)],
+        "questions_top_k": [1, 3, 5],
+        "questions_share": [0.0, 0.5],
+        "questions_typed_terms": [False, True],
+    },
     "weak": {
         "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],
     },
@@ -208,6 +221,12 @@ GRIDS = {
         "rrf_k": [5, 10],
     },
 }
+
+
+def settings_moved(cand: dict, prefix: str) -> bool:
+    """Whether a candidate sets any ``prefix`` setting away from its default (one "off" row suffices)."""
+    default = RouterConfig()
+    return any(k.startswith(prefix) and v != getattr(default, k) for k, v in cand.items())
 
 
 def candidates(grid: dict[str, list]):
@@ -239,7 +258,12 @@ class Routed:
             if not (message or "").strip() and (focus or page):
                 texts = [""]
             self.outcomes.append(
-                [route_part(self.index, t, focus=focus, parents=parents, page=page, feedback={}) for t in texts]
+                [
+                    route_part(
+                        self.index, t, focus=focus, parents=parents, page=page, feedback={}, several=len(texts) > 1
+                    )
+                    for t in texts
+                ]
             )
 
     def training_rows(self):
@@ -452,7 +476,7 @@ def main() -> None:
     base = replace(RouterConfig(), **json.loads(args.base))
     if args.example_questions:
         EXAMPLES.update({n: example_questions(n) for n in TUNING_INPUTS})
-    data = {n: (load_package_folder(p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}
+    data = {n: (catalog_entries(n, p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}
     for spec in args.extra:
         name, _, folder = spec.partition("=")
         data[name] = extra_catalog(Path(folder))
@@ -466,6 +490,8 @@ def main() -> None:
     for cand in candidates(GRIDS[args.grid]):
         if cand.get("dense_gate", "covered") != "covered" and cand.get("dense_gate_coverage", 0.7) != 0.7:
             continue  # the coverage floor is read by the "covered" gate only
+        if "weights" in cand and not cand["weights"].get("questions", 1.0) and settings_moved(cand, "questions_"):
+            continue  # the questions signal's settings are read only when it has a weight
         settings = dict(cand)
         body_chars = settings.pop("body_chars", PASSAGE_BODY_CHARS)
         config = replace(base, **settings)

@@ -378,6 +378,10 @@ def index_with_edits(index, entries: Sequence[EntryLike], *, version: int, max_c
     vocabulary = new.bm25.vocabulary_df()
     new.typos = base.typos.extended(vocabulary, [t for t in new.bm25.delta_postings if t not in base.bm25.vocabulary])
     new.expander = new._build_expander(vocabulary) if base.expander is not None else None
+    if base.questions is not None:
+        new.questions = base.questions.with_edits(changed, dead, base.entries, n_slots)
+    elif any(getattr(e, "example_questions", ()) for _, e in changed):
+        new.questions = new._build_questions()
     new.content_digest = _delta_digest(base, changed, removed)
     new.build_ms = (time.perf_counter() - started) * 1000
     return new

@@ -48,6 +48,8 @@ class Entry:
     revision: int = 1
     # Accepted LLM-proposed English/Spanish search terms (knowledge/search_terms.py).
     search_terms: tuple[str, ...] = ()
+    # Accepted example questions (knowledge/search_terms.py): their words feed the "questions" signal.
+    example_questions: tuple[str, ...] = ()
 
 
 DEFAULT_FIELD_WEIGHTS: dict[str, float] = {
@@ -154,6 +156,15 @@ class RouterConfig:
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").
     weak_lexical_factor: float = 0.25
+    # The "questions" signal (signals._questions_signal; its weight is weights["questions"]): in a message
+    # of one part, the entries whose accepted example questions' words score best (BM25+), at most
+    # ``questions_top_k``, each at least ``questions_share`` of the best; with ``questions_typed_terms``
+    # the words as typed count too (not only as the catalog's text knows them). Rank only: never a full
+    # body. Top 1 with typed words: nine leave-one-catalog-out folds of ten (docs/retrieval.md, "The
+    # example questions' words").
+    questions_top_k: int = 1
+    questions_share: float = 0.0
+    questions_typed_terms: bool = True
     # The language the catalog is written in: the lexicon translates into it only.
     catalog_language: str = "pt"
     k1: float = 1.2

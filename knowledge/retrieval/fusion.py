@@ -28,6 +28,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     # The dense top entry when it stands clear of the runner-up (RouterConfig.dense_margin).
     # Chosen by leave-one-catalog-out over the dev splits (docs/retrieval.md, "Dense margin").
     "dense_margin": 3.0,
+    # Entries whose accepted example questions share the message's words (one-part messages only).
+    # Chosen by leave-one-catalog-out over the dev splits (docs/retrieval.md, "The example questions' words").
+    "questions": 1.0,
 }
 DEFAULT_RRF_K = 5
 

@@ -47,6 +47,7 @@ from .expansion import QueryExpander, load_lexicon
 from .fusion import estimate_tokens, estimate_tokens_many
 from .index_tables import export_tables, import_tables
 from .postings import weighted_parts
+from .questions import QuestionsIndex
 from .shaping import RouteResult, shape
 from .signals import PartOutcome, PartQuery, route_part
 from .splitting import split_parts_analyzed
@@ -58,6 +59,9 @@ def _digest_entry(digest, e: EntryLike) -> None:
     digest.update(f"{e.package_id}\x00{e.revision}\x00{e.kind}\x00{e.strict}\x00{e.title}\x00".encode())
     digest.update(f"{e.summary}\x00{e.aliases}\x00{e.keywords}\x00{e.semantic_ids}\x00{e.body}\x01".encode())
     digest.update(f"{getattr(e, 'search_terms', ())}\x02".encode())
+    asked = getattr(e, "example_questions", ())
+    if asked:  # (not digested when absent: catalogs without questions keep their digests and segments)
+        digest.update(f"{asked}\x03".encode())
 
 
 def entries_digest(entries: Iterable[EntryLike]) -> str:
@@ -250,6 +254,8 @@ class RouterIndex:
         else:
             self._build_tables(vocabulary_df)
         self.expander = self._build_expander(vocabulary_df)
+        # The example questions' words (signals._questions_signal): per process, none without a weight.
+        self.questions = self._build_questions()
         # Training the re-ranker reads every part's candidate features.
         self.collect_features = False
         self._body_tokens: dict[int, int] = {}
@@ -338,6 +344,12 @@ class RouterIndex:
 
     def __len__(self) -> int:
         return self.live_count
+
+    def _build_questions(self) -> QuestionsIndex | None:
+        cfg = self.config
+        if not cfg.weights.get("questions"):
+            return None
+        return QuestionsIndex.build(self.entries, k1=cfg.k1, b=cfg.b, delta=cfg.delta)
 
     def _build_expander(self, vocabulary: Mapping[str, int]) -> QueryExpander | None:
         cfg = self.config
@@ -444,6 +456,7 @@ class RouterIndex:
         t_split = time.perf_counter()
 
         outcomes: list[PartOutcome] = []
+        several = len(parts) > 1
         for text, terms in parts:
             part_feedback: Mapping[str, float]
             if feedback is None:
@@ -462,6 +475,7 @@ class RouterIndex:
                     feedback=part_feedback,
                     related_feedback=related_feedback,
                     terms=terms,
+                    several=several,
                 )
             )
         t_retrieve = time.perf_counter()

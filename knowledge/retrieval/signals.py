@@ -548,6 +548,35 @@ def _corpus_signals(index: RouterIndex, signals: _Signals, content: list[Slot], 
         _bm25_signal(index, signals, hits, covered, matched, n_kw, query)
 
 
+def _questions_signal(index: RouterIndex, signals: _Signals, content: list[Slot], query: Mapping[str, float]) -> None:
+    """The entries whose accepted example questions' words score best (``questions.QuestionsIndex``).
+
+    Rank only: never eligible for a full body, never counted in coverage. Messages of one part only
+    (``route_part``'s ``several``): measured on every part, it moved a part's best away from the
+    entry its meaning pointed at and cost multi-part messages their bodies (docs/retrieval.md).
+    """
+    questions = index.questions
+    if questions is None:
+        return
+    cfg = index.config
+    if cfg.questions_typed_terms:
+        # The words as typed count too: one the catalog's text never uses (or only translated) may be
+        # in its example questions, which are written in every language.
+        typed = {s.label: 1.0 for s in content if s.label not in s.terms and s.label in questions.postings}
+        if typed:
+            query = {**query, **typed}
+    if not query:
+        return
+    ranked = questions.top(query, cfg.questions_top_k, cfg.questions_share)
+    if not ranked:
+        return
+    signals.rankings["questions"] = [i for i, _ in ranked]
+    for r, (i, score) in enumerate(ranked, 1):
+        signals.note(
+            i, "questions", r, f"its accepted example questions share the question's words (BM25+ {score:.2f})"
+        )
+
+
 def _keyword_signal(index: RouterIndex, signals: _Signals, hits, matched, kw_coverage: list[float]) -> None:
     # A keyword alone is not an answer: the entry must also hold enough of the
     # question ("delivery time for a pizza").
@@ -836,8 +865,10 @@ def route_part(
     feedback: Mapping[str, float],
     related_feedback: Callable[[PartQuery, list[str]], Mapping[str, float]] | None = None,
     terms: list[str] | None = None,
+    several: bool = False,
 ) -> PartOutcome:
-    """Every signal for one part of the message, fused (``terms``: ``analyze(text)``, when known)."""
+    """Every signal for one part of the message, fused (``terms``: ``analyze(text)``, when known;
+    ``several``: the message has other parts)."""
     signals = _Signals()
     slots = query_slots(index, text, terms)
     # Code terms that *are* a named ID are the question's subject, not content to cover.
@@ -853,6 +884,8 @@ def route_part(
     cascade = _cascade_signal(index, signals, content, context, query)
     if not cascade:
         _corpus_signals(index, signals, content, query)
+        if not several:
+            _questions_signal(index, signals, content, query)
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
     if not cascade:
         _dense_signal(index, signals, text)

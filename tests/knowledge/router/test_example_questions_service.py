@@ -165,7 +165,7 @@ def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_
     assert "not yet: waiting for the embedding task" in client.get(change).content.decode()
 
     assert embedding_sweep() == {"embedded": 1, "missing": 1, "unavailable": 0}
-    assert f"yes: {len(FLAT)} example questions" in client.get(change).content.decode()
+    assert f"vector: yes, {len(FLAT)} example questions" in client.get(change).content.decode()
     stored = RevisionEmbedding.objects.get(revision=revision)
     assert stored.text_digest == text_digest(embedded_text(revision_text(revision), FLAT))
     # Then nothing is stale any more: one query, nothing embedded.
@@ -335,7 +335,8 @@ def test_the_admin_says_a_revision_without_a_body_never_gets_its_questions_in_th
     assert "no: a revision without a body" not in client.get(change).content.decode()
     PackageRevision.objects.filter(pk=revision.pk).update(data={**revision.data, "body": "  "})
     page = client.get(change).content.decode()
-    assert "no: a revision without a body is never embedded" in page and "not yet" not in page
+    assert "no: a revision without a body is not in the router, and never embedded" in page
+    assert "not yet" not in page and "words: yes" not in page
 
 
 def test_the_admin_says_an_older_revisions_questions_are_not_the_ones_the_router_reads(
@@ -360,3 +361,38 @@ def test_the_admin_says_an_older_revisions_questions_are_not_the_ones_the_router
     page = client.get(change).content.decode()
     assert "no: the router reads the package&#x27;s current revision (r2), not this one" in page
     assert "not yet" not in page
+
+
+def test_accepted_questions_words_reach_the_router_at_once_and_follow_a_curators_edit(
+    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+):
+    # Their words need no embedding task: the next catalog version routes with them (the model is off here).
+    from knowledge import routing_service
+    from knowledge.catalog import get_active_catalog
+
+    from .conftest import find, why_signals
+
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
+    settings.KNOWLEDGE_EMBED_ON_SAVE = False
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+    question = "Passei mal ontem, pra onde mando o papel?"  # no word of the package's own text
+    routing_service.reindex()
+    assert "SICK_NOTES" not in routing_service.route_context(message=question, use_cache=False).delivered_ids
+
+    revision = package.revisions.get()
+    _accept(django_capture_on_commit_callbacks, revision)
+    assert get_active_catalog().get("SICK_NOTES").example_questions == tuple(FLAT)
+    delivered = find(routing_service.route_context(message=question, use_cache=False), "SICK_NOTES")
+    assert delivered is not None and "questions" in why_signals(delivered) and delivered.shape == "listed"
+    client.force_login(curator)
+    record = RevisionSearchTerms.objects.get(revision=revision)
+    page = client.get(f"/admin/knowledge/revisionsearchterms/{record.pk}/change/").content.decode()
+    assert "words: yes, for messages of one part · vector: no, the embedding model is off" in page
+
+    # A curator's edit of the questions alone (no package row changes) reaches the router's next index.
+    with django_capture_on_commit_callbacks(execute=True):
+        search_terms.search_terms_accept(record=record, terms=["doctor's note"], questions=["Quem aprova as horas?"])
+    assert get_active_catalog().get("SICK_NOTES").example_questions == ("Quem aprova as horas?",)
+    assert "SICK_NOTES" not in routing_service.route_context(message=question, use_cache=False).delivered_ids
