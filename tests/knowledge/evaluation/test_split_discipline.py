@@ -9,8 +9,20 @@ import pytest
 
 from knowledge.evaluation.tune import CATALOGS, ROOT, TUNING_INPUTS, tuning_questions
 
-NAMES = ("sample", "saas", "hr", "hospital", "university", "logistics", "cityhall", "insurance", "telecom", "vet")
-HELD_OUT = ("saas", "hr", "hospital", "university", "logistics", "cityhall", "insurance", "telecom", "vet")
+HELD_OUT = (
+    "saas",
+    "hr",
+    "hospital",
+    "university",
+    "logistics",
+    "cityhall",
+    "insurance",
+    "telecom",
+    "vet",
+    "energia",
+    "condominio",
+)
+NAMES = ("sample", *HELD_OUT)
 
 
 def _norm(text: str) -> str:
