@@ -631,6 +631,7 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
         """Whether the router reads these accepted questions: their words from the catalog's next version
         on (the "questions" signal), their vectors once the revision's stored vector is the one for them
         (the re-embedding after an accept runs in a task; the beat sweep catches a lost one)."""
+        from knowledge.retrieval.questions import question_terms
         from knowledge.routing_service import router_config
 
         questions = obj.accepted_questions or []
@@ -638,14 +639,17 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
             return "—"
         if not (obj.revision.data or {}).get("body", "").strip():
             return "no: a revision without a body is not in the router, and never embedded"
-        current = obj.revision.package.revision_number
-        if obj.revision.number != current:
-            return f"no: the router reads the package's current revision (r{current}), not this one"
-        words = (
-            "words: yes, for messages of one part"
-            if router_config().weights.get("questions")
-            else "words: no, the questions signal weighs 0 (KNOWLEDGE_ROUTER_WEIGHTS)"
-        )
+        package = obj.revision.package
+        if not package.is_active:  # (deactivating writes a revision: checked before the current one)
+            return "no: the package is inactive, so it is not in the router"
+        if obj.revision.number != package.revision_number:
+            return f"no: the router reads the package's current revision (r{package.revision_number}), not this one"
+        if not router_config().weights.get("questions"):
+            words = "words: no, the questions signal weighs 0 (KNOWLEDGE_ROUTER_WEIGHTS)"
+        elif not question_terms(questions):
+            words = "words: no, the questions hold only stop words"
+        else:
+            words = "words: yes, for messages of one part"
         if not retrieval_embeddings.enabled():
             return f"{words} · vector: no, the embedding model is off (CONTEXTO_EMBEDDINGS)"
         stored = RevisionEmbedding.objects.filter(revision=obj.revision, model_id=retrieval_embeddings.MODEL_ID).first()

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import math
 from collections import Counter
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 
 import numpy as np
 
@@ -142,14 +142,24 @@ class QuestionsIndex:
         norm = k1 * (1 - b + b * self.lengths[slots] / self.avgdl)
         return idf * (self.delta + tfs * (k1 + 1) / (tfs + norm))
 
-    def top(self, query: Mapping[str, float], k: int, share: float) -> list[tuple[int, float]]:
-        """The ``k`` best slots scoring at least ``share`` of the best, best first (ties: lower slot)."""
+    def top(
+        self, query: Mapping[str, float], k: int, share: float, tie_key: Callable[[int], str] | None = None
+    ) -> list[tuple[int, float]]:
+        """The ``k`` best slots scoring at least ``share`` of the best, best first. Ties go by
+        ``tie_key(slot)`` (the router passes the package ID: a delta appends a new entry's slot where a
+        fresh build places it in catalog order, and both must pick the same entry), else by slot."""
         totals = self.scores(query)
-        if k == 1:  # the shipped depth: one pass, no partition (argmax takes the lowest slot of a tie)
-            best = int(np.argmax(totals)) if len(totals) else 0
-            return [(best, float(totals[best]))] if len(totals) and totals[best] > 0 else []
+        if k <= 0 or not len(totals):
+            return []
+        key = tie_key or int
+        if k == 1:  # the shipped depth: one pass over the scores, no partition
+            best = float(totals.max())
+            if best <= 0:
+                return []
+            tied = np.flatnonzero(totals == best).tolist()
+            return [(min(tied, key=key) if len(tied) > 1 else tied[0], best)]
         matched = np.flatnonzero(totals)
-        if not len(matched) or k <= 0:
+        if not len(matched):
             return []
         values = totals[matched]
         if len(matched) > k:
@@ -157,6 +167,6 @@ class QuestionsIndex:
             kth = np.partition(values, len(values) - k)[len(values) - k]
             keep = values >= kth
             matched, values = matched[keep], values[keep]
-        order = sorted(zip((-values).tolist(), matched.tolist()))[:k]
+        order = sorted(zip((-values).tolist(), map(key, matched.tolist()), matched.tolist()))[:k]
         floor = share * -order[0][0]
-        return [(slot, -negative) for negative, slot in order if -negative >= floor]
+        return [(slot, -negative) for negative, _, slot in order if -negative >= floor]

@@ -567,7 +567,8 @@ def _questions_signal(index: RouterIndex, signals: _Signals, content: list[Slot]
             query = {**query, **typed}
     if not query:
         return
-    ranked = questions.top(query, cfg.questions_top_k, cfg.questions_share)
+    entries = index.entries
+    ranked = questions.top(query, cfg.questions_top_k, cfg.questions_share, lambda i: entries[i].package_id)
     if not ranked:
         return
     signals.rankings["questions"] = [i for i, _ in ranked]

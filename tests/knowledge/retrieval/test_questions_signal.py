@@ -218,3 +218,38 @@ class _Plain:
         for f in dataclasses.fields(e):
             if f.name != "example_questions":
                 setattr(self, f.name, getattr(e, f.name))
+
+
+def test_a_tie_goes_to_the_same_entry_in_a_delta_and_in_a_fresh_build():
+    # A delta appends an inserted entry's slot; a fresh build places it in catalog order. Ties go by ID.
+    base_entries = [
+        Entry("A", "Acesso", body="Crachá e portaria."),
+        Entry("B", "Boletos", body="Segunda via de cobrança.", example_questions=("Perdi o papel da taxa",)),
+    ]
+    inserted = Entry("NEW", "Multas", body="Advertências e penalidades.", example_questions=("Recebi papel da multa",))
+    edited = [base_entries[0], inserted, base_entries[1]]
+    base = RouterIndex(base_entries)
+    delta = index_with_edits(base, edited, version=2, max_changes=10)
+    fresh = RouterIndex(edited)
+    question = "onde mando o papel?"
+    scores = fresh.questions.scores(_query(question))
+    assert scores[1] == scores[2] > 0  # NEW and B tie
+    for index in (delta, fresh):
+        assert [w["signal"] for w in _delivered(index.route(question))["B"].why] == ["questions"]
+        assert "NEW" not in _delivered(index.route(question))
+    assert fresh.questions.top(_query(question), 2, 0.0, lambda i: edited[i].package_id)[0][0] == 2
+
+
+def test_an_edit_after_the_base_has_answered_scores_like_fresh_builds():
+    # Posting weights are kept per index on first use: the base's must not leak into its delta's.
+    entries = _entries()
+    base = RouterIndex(entries)
+    asked = ("Posso levar meu cachorro para o trabalho?", "Onde deixo o carro?", "Quando posso tirar férias?")
+    before = [base.questions.scores(_query(q)).tolist() for q in asked]  # the base's weights filled in
+    edited = [*entries, Entry("NEW", "Novo", body="x", example_questions=("Posso deixar o carro na vaga?",))]
+    edited[3] = dataclasses.replace(entries[3], example_questions=("Tem vaga para moto?",))
+    delta = index_with_edits(base, edited, version=2, max_changes=10)
+    fresh = RouterIndex(edited)
+    for q in asked:
+        assert delta.questions.scores(_query(q)).tolist() == fresh.questions.scores(_query(q)).tolist()
+    assert [base.questions.scores(_query(q)).tolist() for q in asked] == before

@@ -369,6 +369,7 @@ def test_accepted_questions_words_reach_the_router_at_once_and_follow_a_curators
     # Their words need no embedding task: the next catalog version routes with them (the model is off here).
     from knowledge import routing_service
     from knowledge.catalog import get_active_catalog
+    from knowledge.index_store import delta_index
 
     from .conftest import find, why_signals
 
@@ -391,8 +392,45 @@ def test_accepted_questions_words_reach_the_router_at_once_and_follow_a_curators
     page = client.get(f"/admin/knowledge/revisionsearchterms/{record.pk}/change/").content.decode()
     assert "words: yes, for messages of one part · vector: no, the embedding model is off" in page
 
-    # A curator's edit of the questions alone (no package row changes) reaches the router's next index.
+    # A curator's edit of the questions alone (no package row changes) reaches the router's next index,
+    # applied as a delta over a base that already holds questions (only the touched terms rebuilt).
+    base = routing_service.reindex()
+    assert base.questions is not None
     with django_capture_on_commit_callbacks(execute=True):
-        search_terms.search_terms_accept(record=record, terms=["doctor's note"], questions=["Quem aprova as horas?"])
-    assert get_active_catalog().get("SICK_NOTES").example_questions == ("Quem aprova as horas?",)
-    assert "SICK_NOTES" not in routing_service.route_context(message=question, use_cache=False).delivered_ids
+        search_terms.search_terms_accept(
+            record=record, terms=["doctor's note"], questions=["Fiquei doente na sexta, a quem aviso?"]
+        )
+    assert get_active_catalog().get("SICK_NOTES").example_questions == ("Fiquei doente na sexta, a quem aviso?",)
+    merged = delta_index(base, get_active_catalog(), routing_service.router_config())
+    assert merged is not None and merged.delta_base is base and merged.questions is not base.questions
+    for routed in (merged.route(question), routing_service.route_context(message=question, use_cache=False)):
+        assert "SICK_NOTES" not in routed.delivered_ids
+    now = "Fiquei doente na sexta, o que faço?"
+    for routed in (merged.route(now), routing_service.route_context(message=now, use_cache=False)):
+        assert "questions" in why_signals(find(routed, "SICK_NOTES"))
+
+
+def test_the_admin_says_when_the_router_has_no_words_from_the_questions(
+    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+):
+    from knowledge.services import package_set_active
+
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
+    settings.KNOWLEDGE_EMBED_ON_SAVE = False
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+    revision = package.revisions.get()
+    record = RevisionSearchTerms.objects.get(revision=revision)
+    client.force_login(curator)
+    change = f"/admin/knowledge/revisionsearchterms/{record.pk}/change/"
+    # Questions of stop words only index nothing.
+    search_terms.search_terms_accept(record=record, terms=[], questions=["Como?", "O que é isso?"])
+    assert "words: no, the questions hold only stop words" in client.get(change).content.decode()
+    search_terms.search_terms_accept(record=record, terms=[], questions=FLAT)
+    assert "words: yes, for messages of one part" in client.get(change).content.decode()
+    settings.KNOWLEDGE_ROUTER_WEIGHTS = {"questions": 0}
+    assert "words: no, the questions signal weighs 0" in client.get(change).content.decode()
+    # An inactive package is not in the catalog the router reads (its deactivation is a new revision).
+    package_set_active(acting_user=None, package=package, active=False)
+    page = client.get(change).content.decode()
+    assert "no: the package is inactive, so it is not in the router" in page and "words:" not in page
