@@ -80,12 +80,36 @@ def _enabled() -> bool:
 
 
 def search_terms_request(revision: PackageRevision) -> None:
-    """After the revision's transaction commits, ask for its search terms (Celery), when a real model is configured."""
-    if revision.action not in CONTENT_ACTIONS or not _enabled():
+    """After the revision's transaction commits, ask for its search terms (Celery), when a real model is configured.
+
+    A revision that changes no content (activation, deactivation) asks nothing and keeps its
+    predecessor's record instead (``_carried_forward``)."""
+    if revision.action not in CONTENT_ACTIONS:
+        _carried_forward(revision)
+        return
+    if not _enabled():
         return
     from knowledge.tasks import suggest_search_terms
 
     transaction.on_commit(lambda: suggest_search_terms.delay(revision.pk))
+
+
+def _carried_forward(revision: PackageRevision) -> RevisionSearchTerms | None:
+    """The previous revision's search-terms record, copied to ``revision`` (same content): the router
+    reads the current revision's accepted terms and questions only, so without the copy a curator's
+    accept would be lost to a deactivation and reactivation. Called before the revision's embedding is
+    requested, so its vector blends the same questions in."""
+    before = RevisionSearchTerms.objects.filter(
+        revision__package_id=revision.package_id, revision__number=revision.number - 1
+    ).first()
+    if before is None:
+        return None
+    fields = ("status", "proposed", "accepted", "accepted_questions", "questions_changed_at", "reviewed_by_id")
+    carried, _ = RevisionSearchTerms.objects.update_or_create(
+        revision=revision, defaults={name: getattr(before, name) for name in fields}
+    )
+    logger.info("search_terms_carried revision=%s from=%s status=%s", revision.pk, before.revision_id, before.status)
+    return carried
 
 
 def clean_terms(raw) -> list[str]:

@@ -9,7 +9,7 @@ import pytest
 from common.text import retrieval_embeddings
 from knowledge import search_terms
 from knowledge.embeddings import revision_text
-from knowledge.models import RevisionEmbedding, RevisionSearchTerms
+from knowledge.models import Package, RevisionEmbedding, RevisionSearchTerms
 from knowledge.retrieval.dense import embedded_text, text_digest, with_examples
 from knowledge.selectors import catalog_version_get
 
@@ -434,3 +434,42 @@ def test_the_admin_says_when_the_router_has_no_words_from_the_questions(
     package_set_active(acting_user=None, package=package, active=False)
     page = client.get(change).content.decode()
     assert "no: the package is inactive, so it is not in the router" in page and "words:" not in page
+
+
+def test_a_deactivation_and_reactivation_keep_the_accepted_terms_and_questions(
+    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+):
+    # Toggling a package writes revisions without new content: the router reads the current revision's
+    # accepted terms and questions only, so they are carried forward, not lost.
+    from knowledge import routing_service
+    from knowledge.catalog import get_active_catalog
+    from knowledge.services import package_set_active
+
+    from .conftest import find, why_signals
+
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
+    settings.KNOWLEDGE_EMBED_ON_SAVE = False
+    with django_capture_on_commit_callbacks(execute=True):
+        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+    _accept(django_capture_on_commit_callbacks, package.revisions.get())
+    with django_capture_on_commit_callbacks(execute=True):
+        package_set_active(acting_user=None, package=package, active=False)
+        package_set_active(acting_user=None, package=package, active=True)
+    package.refresh_from_db()
+    assert package.revision_number == 3
+    carried = RevisionSearchTerms.objects.get(revision__package=package, revision__number=3)
+    assert carried.status == RevisionSearchTerms.Status.ACCEPTED and carried.accepted_questions == FLAT
+    entry = get_active_catalog().get("SICK_NOTES")
+    assert entry.example_questions == tuple(FLAT) and entry.search_terms == ("doctor's note",)
+    routed = routing_service.route_context(message="Passei mal ontem, pra onde mando o papel?", use_cache=False)
+    assert "questions" in why_signals(find(routed, "SICK_NOTES"))
+    client.force_login(curator)
+    page = client.get(f"/admin/knowledge/revisionsearchterms/{carried.pk}/change/").content.decode()
+    assert "words: yes, for messages of one part" in page
+    # A package never proposed for carries nothing.
+    other = Package.objects.get(package_id="OVERTIME")
+    RevisionSearchTerms.objects.filter(revision__package=other).delete()
+    with django_capture_on_commit_callbacks(execute=True):
+        package_set_active(acting_user=None, package=other, active=False)
+    assert not RevisionSearchTerms.objects.filter(revision__package=other).exists()
