@@ -645,7 +645,7 @@ class RevisionSearchTermsAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
         if obj.revision.number != package.revision_number:
             return f"no: the router reads the package's current revision (r{package.revision_number}), not this one"
         if not router_config().weights.get("questions"):
-            words = "words: no, the questions signal weighs 0 (KNOWLEDGE_ROUTER_WEIGHTS)"
+            words = "words: no, the questions signal weighs 0 (KNOWLEDGE_QUESTIONS_WEIGHT)"
         elif not question_terms(questions):
             words = "words: no, the questions hold only stop words"
         else:

@@ -321,6 +321,18 @@ KNOWLEDGE_LEXICON_WEIGHT = env.float("KNOWLEDGE_LEXICON_WEIGHT", default=0.5)
 # hits"); 1: ranks alone. Set here only when the environment names it.
 if env.str("KNOWLEDGE_WEAK_LEXICAL_FACTOR", default=""):
     KNOWLEDGE_WEAK_LEXICAL_FACTOR = env.float("KNOWLEDGE_WEAK_LEXICAL_FACTOR")
+# The weight of the "questions" signal: the accepted example questions' words, for messages of one
+# part (fusion.DEFAULT_WEIGHTS: 1, chosen by leave-one-catalog-out; docs/retrieval.md, "The example
+# questions' words"); 0 turns it off. Set here only when the environment names it.
+if _questions_weight := env.str("KNOWLEDGE_QUESTIONS_WEIGHT", default="").strip():
+    try:
+        KNOWLEDGE_ROUTER_WEIGHTS = {"questions": float(_questions_weight)}
+    except ValueError:
+        KNOWLEDGE_ROUTER_WEIGHTS = {"questions": -1.0}
+    if not 0 <= KNOWLEDGE_ROUTER_WEIGHTS["questions"] <= 100:
+        raise ImproperlyConfigured(
+            f"KNOWLEDGE_QUESTIONS_WEIGHT must be a number from 0 (off) to 100, not {_questions_weight!r}"
+        )
 # Curation-time expansion: when a revision's content is saved and a real model is
 # configured (not the offline provider), a Celery task asks it for en/es search terms;
 # curators accept or edit them in the admin (knowledge/search_terms.py).
