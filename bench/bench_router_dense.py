@@ -41,9 +41,11 @@ from knowledge.retrieval.dense import DenseIndex  # noqa: E402
 
 MODES = {
     "off": None,
+    # Shipped since issue 12's sixteenth round: every part embedded.
     "always": "always",
     "gated": "bm25_strong",
-    # Shipped (issue 12): embed unless BM25's top is strong and holds >= 70 % of the question.
+    # Shipped from issue 12's second round to its fifteenth: embed unless BM25's top is strong and
+    # holds >= 70 % of the question.
     "covered": "covered",
 }
 

@@ -348,11 +348,17 @@ if KNOWLEDGE_EMBED_ON_SAVE and KNOWLEDGE_EMBED_SWEEP_INTERVAL > 0:
         "task": "knowledge.embedding_sweep",
         "schedule": float(KNOWLEDGE_EMBED_SWEEP_INTERVAL),
     }
-# When a question is embedded for the dense signal: "covered" (default) skips it when BM25's best
-# entry is a strong match holding >= 70 % of the question (the embedding then also checks that a
-# lexical full body means what the question means); "bm25_strong" skips it on any strong BM25
-# match; "always" embeds every question (+20 ms CPU per route). docs/retrieval.md, "Meaning check".
-KNOWLEDGE_DENSE_GATE = env.str("KNOWLEDGE_DENSE_GATE", default="covered")
+# When a question is embedded for the dense signal: "always" (default) embeds every part (the
+# embedding also checks that a lexical full body means what the question means); "covered" skips
+# it when BM25's best entry is a strong match holding >= 70 % of the question (about a quarter of
+# real parts then skip ~20 ms of CPU); "bm25_strong" skips it on any strong BM25 match.
+# docs/retrieval.md, "Every part embedded".
+KNOWLEDGE_DENSE_GATE = env.str("KNOWLEDGE_DENSE_GATE", default="always").strip()
+if KNOWLEDGE_DENSE_GATE not in ("always", "covered", "bm25_strong", "agreement"):
+    # Any other word used to behave as "bm25_strong" without a word said.
+    raise ImproperlyConfigured(
+        f"KNOWLEDGE_DENSE_GATE must be always, covered, bm25_strong or agreement, not {KNOWLEDGE_DENSE_GATE!r}"
+    )
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

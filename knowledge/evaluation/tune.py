@@ -174,6 +174,17 @@ GRIDS = {
         "dense_veto_lift": [9.0, 0.02, 0.025, 0.03],
         "dense_veto_rank": [3, 5, 8],
     },
+    # When to embed alone (the meaning check as shipped): always, or skip when BM25's strong best
+    # holds this much of the question's IDF.
+    "gate_coverage": {
+        "dense_gate": ["covered", "always"],
+        "dense_gate_coverage": [0.7, 0.8, 0.9, 1.0],
+    },
+    # The meaning check of lexical full bodies alone (re-checked on top of a changed gate).
+    "veto": {
+        "dense_veto_lift": [9.0, 0.02, 0.025, 0.03],
+        "dense_veto_rank": [3, 5, 8],
+    },
     # A multi-part message's parts: full body for a part's best when words and meaning agree.
     "multipart": {
         "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],

@@ -164,9 +164,11 @@ def test_the_carry_over_uses_the_vector_the_router_already_has(
 
 
 def test_a_lexically_answered_question_is_not_embedded_for_a_row_its_ranking_already_relates(
-    catalog, django_capture_on_commit_callbacks, engine
+    catalog, settings, django_capture_on_commit_callbacks, engine
 ):
     _embed_catalog()
+    # A gate that skips the embedding (the default embeds every part): feedback must not embed either.
+    settings.KNOWLEDGE_DENSE_GATE = "covered"
     question = "Quanto custa o sequenciamento Sanger?"
     engine.queries.clear()
     before = route_context(message=question, use_cache=False)
