@@ -185,6 +185,11 @@ GRIDS = {
         "dense_veto_lift": [9.0, 0.02, 0.025, 0.03],
         "dense_veto_rank": [3, 5, 8],
     },
+    # The meaning check of a one-part message's lexical bodies, apart from the parts of longer ones.
+    "veto_one_part": {
+        "dense_veto_lift_one_part": [None, 0.025, 0.03],
+        "dense_veto_rank_one_part": [None, 3],
+    },
     # A multi-part message's parts: full body for a part's best when words and meaning agree.
     "multipart": {
         "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],

@@ -663,7 +663,7 @@ def _lexically_answered(index: RouterIndex, signals: _Signals) -> bool:
     return top_bm25 is not None and top_bm25 in signals.eligible  # "bm25_strong"
 
 
-def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
+def _dense_signal(index: RouterIndex, signals: _Signals, text: str, several: bool = False) -> None:
     """Entries whose vector is closest to the question's (paraphrases, typos, other languages).
 
     Also the meaning check of the lexical full bodies (``dense_veto_lift``): an entry made eligible
@@ -684,7 +684,7 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str) -> None:
     if veto or cfg.rerank_weights is not None or index.collect_features:
         signals.dense_sims = (sims, mean)
         if veto:
-            _dense_veto(index, signals, sims, mean)
+            _dense_veto(index, signals, sims, mean, several)
     hits = [(i, sim) for i, sim in ranked if sim - mean >= cfg.dense_floor]
     if not hits:
         return
@@ -741,16 +741,22 @@ def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
 _CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_page"})
 
 
-def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: float) -> None:
+def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: float, several: bool) -> None:
     cfg = index.config
     present = index.dense.present
+    max_lift, max_rank = cfg.dense_veto_lift, cfg.dense_veto_rank
+    if not several:
+        if cfg.dense_veto_lift_one_part is not None:
+            max_lift = cfg.dense_veto_lift_one_part
+        if cfg.dense_veto_rank_one_part is not None:
+            max_rank = cfg.dense_veto_rank_one_part
     for i in sorted(signals.eligible):
         # An entry without a vector has no meaning to check against.
         if not present[i] or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
             continue
         lift = float(sims[i]) - mean
         rank = 1 + int((sims > sims[i]).sum())
-        if lift < cfg.dense_veto_lift and rank > cfg.dense_veto_rank:
+        if lift < max_lift and rank > max_rank:
             signals.eligible.discard(i)
             signals.note(i, "dense_veto", rank, f"the question's meaning is far from it (lift {lift:.3f}): listed")
 
@@ -889,7 +895,7 @@ def route_part(
             _questions_signal(index, signals, content, query)
     bm25_ms = (time.perf_counter() - bm25_started) * 1000
     if not cascade:
-        _dense_signal(index, signals, text)
+        _dense_signal(index, signals, text, several)
 
     key = slots_key(slots)
     # Only the service asks for it (to compare wordings of one need): not paid for on a plain route.

@@ -94,3 +94,26 @@ def test_an_out_of_domain_question_matching_common_words_gets_nothing_in_full():
     result = RouterIndex(entries, dense=dense).route(question)
     assert result.full_ids == []
     assert "CUIDADOS_POS_PROCEDIMENTO" in result.listed_ids
+
+
+def test_a_one_part_message_gets_the_tighter_meaning_check():
+    # "Vai chover em Campinas amanhã à tarde?" on a condominium's catalog: its words meet a booking-
+    # cancellation article (weather, "tarde"), which the question's meaning ranks fourth, with
+    # almost no lift: within the dense top 5 that every part is allowed, outside the top 3 that a
+    # one-part message is (dense_veto_rank_one_part, chosen by leave-one-catalog-out).
+    from knowledge.offline_catalog import example_questions_file, folder_index
+    from knowledge.retrieval.signals import route_part
+
+    folder = CATALOGS / "condominio"
+    examples = example_questions_file(folder / "example_questions.proposed.json")
+    question = "Vai chover em Campinas amanhã à tarde?"
+    index = folder_index(folder / "packages", RouterConfig(), examples=examples)
+    assert index.route(question).full_ids == []
+    loose = folder_index(folder / "packages", replace(RouterConfig(), dense_veto_rank_one_part=None), examples=examples)
+    assert loose.route(question).full_ids == ["CANCELAMENTO_RESERVA"]
+    # The same text as a part of a longer message keeps the wider check.
+    slot = index.position["CANCELAMENTO_RESERVA"]
+    alone = route_part(index, question, focus=None, parents=(), page=None, feedback={}, several=False)
+    among = route_part(index, question, focus=None, parents=(), page=None, feedback={}, several=True)
+    assert slot not in alone.eligible and any(n[0] == "dense_veto" for n in alone.why[slot])
+    assert slot in among.eligible
