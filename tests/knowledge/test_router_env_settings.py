@@ -1,0 +1,55 @@
+"""Router settings the environment names (KNOWLEDGE_QUESTIONS_WEIGHT, KNOWLEDGE_DENSE_GATE).
+
+Settings read the environment at import, so each reading runs in a fresh interpreter; a value the
+setting refuses stops the start with a message that names the variable and the value.
+"""
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _read(variable: str, value: str | None, field: str) -> subprocess.CompletedProcess:
+    """``router_config().<field>`` in a fresh process whose environment sets ``variable`` to ``value``."""
+    env = {k: v for k, v in os.environ.items() if k != variable}
+    env["DJANGO_SETTINGS_MODULE"] = "config.settings.base"
+    if value is not None:
+        env[variable] = value
+    code = f"import django; django.setup(); from knowledge.routing_service import _router_config_read as r; print(r().{field})"
+    return subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+
+
+def _questions_weight(value: str | None) -> subprocess.CompletedProcess:
+    return _read("KNOWLEDGE_QUESTIONS_WEIGHT", value, "weights['questions']")
+
+
+def _gate(value: str | None) -> subprocess.CompletedProcess:
+    return _read("KNOWLEDGE_DENSE_GATE", value, "dense_gate")
+
+
+def test_the_environment_sets_or_turns_off_the_questions_signal():
+    assert _questions_weight(None).stdout.split()[-1] == "1.0"  # the default, chosen by leave-one-catalog-out
+    assert _questions_weight("0").stdout.split()[-1] == "0.0"
+    assert _questions_weight("2.5").stdout.split()[-1] == "2.5"
+
+
+def test_a_bad_questions_weight_stops_the_start_with_a_clear_message():
+    for bad in ("-1", "lots"):
+        done = _questions_weight(bad)
+        assert done.returncode != 0
+        assert f"KNOWLEDGE_QUESTIONS_WEIGHT must be a number from 0 (off) to 100, not '{bad}'" in done.stderr
+
+
+def test_every_part_is_embedded_unless_the_environment_names_a_gate():
+    assert _gate(None).stdout.split()[-1] == "always"  # chosen by leave-one-catalog-out (sixteenth round)
+    assert _gate("covered").stdout.split()[-1] == "covered"
+    assert _gate("bm25_strong").stdout.split()[-1] == "bm25_strong"
+
+
+def test_an_unknown_gate_stops_the_start_with_a_clear_message():
+    done = _gate("alwyas")
+    assert done.returncode != 0
+    assert "KNOWLEDGE_DENSE_GATE must be always, covered, bm25_strong or agreement, not 'alwyas'" in done.stderr
