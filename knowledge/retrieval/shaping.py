@@ -11,6 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from .entries import KIND_PROCEDURE, KIND_RULE
 from .signals import Note, note_as_dict
 
@@ -192,8 +194,27 @@ def full_queue(index: RouterIndex, outcome: PartOutcome) -> list[int]:
         kept = [i for i, s in zip(candidates, scores) if i in promoted or s >= gate]
         return sorted(kept, key=lambda i: (i not in promoted, -fused_get(i, 0.0), i))
     kept_scores = {i: s for i, s in zip(candidates, scores) if s >= gate}
-    # (-score, position) without a tuple per candidate: positions sorted, then stably by score.
-    return sorted(sorted(kept_scores), key=kept_scores.__getitem__, reverse=True)
+    return _best_first(kept_scores, outcome.meaning)
+
+
+def _best_first(scores: dict[int, float], meaning: np.ndarray | None) -> list[int]:
+    """Entries by score, best first; a tie goes to the entry closer in meaning to the question (when
+    it was embedded), then to catalog position. Fused scores are sums of rank shares, so two entries
+    first in different signals of equal weight tie exactly."""
+    if meaning is None or len(scores) < 2:
+        # (-score, position) without a tuple per entry: positions sorted, then stably by score.
+        return sorted(sorted(scores), key=scores.__getitem__, reverse=True)
+    return sorted(scores, key=lambda i: (-scores[i], -meaning[i], i))
+
+
+def _meaning(outcomes: list[PartOutcome]) -> np.ndarray | None:
+    """Each entry's closest cosine over the message's embedded parts (None when none was embedded)."""
+    arrays = [o.meaning for o in outcomes if o.meaning is not None]
+    if not arrays:
+        return None
+    if len(arrays) == 1:
+        return arrays[0]
+    return np.maximum.reduce(arrays)
 
 
 @dataclass
@@ -348,16 +369,21 @@ def shape(
         h = heads[i] = (e.package_id, e.title, e.summary, e.kind, bool(e.strict), e.revision)
         return h
 
-    # Best score first, ties by position: sorting the positions, then stably by score (descending),
-    # orders as the key (-score, position) without building a tuple per entry.
-    relevant = sorted(sorted(best_score), key=best_score.__getitem__, reverse=True)
+    # Best score first; ties by meaning, then position.
+    meaning = _meaning(outcomes)
+    relevant = _best_first(best_score, meaning)
     full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max)
 
     full: list[Row] = []
     listed: list[Row] = []
     procedures: list[Row] = []
     rules: list[Row] = []
-    for i in sorted(full_set, key=lambda i: (-best_score.get(i, 0.0), i)):
+    if meaning is None:
+        full_order = sorted(full_set, key=lambda i: (-best_score.get(i, 0.0), i))
+    else:
+        rank = {i: r for r, i in enumerate(relevant)}
+        full_order = sorted(full_set, key=lambda i: (-best_score.get(i, 0.0), rank.get(i, len(rank)), i))
+    for i in full_order:
         h = heads[i] or head(i)
         body = entries[i].body
         row = (h, "full", best_score.get(i, 0.0), why.get(i, no_notes), body, index.body_tokens(i) if body else 0)

@@ -104,6 +104,9 @@ class PartOutcome:
     # The entry words and meaning agree on (_agreement): a full body when it is the part's best and
     # clears the lift and lexical rank of its message's kind (shaping._agreed_full).
     agreement: Agreement | None = None
+    # Every entry's cosine with the part (−1 without a vector), when the part was embedded: what
+    # breaks a tie of fused scores in shaping (the entry closer in meaning first).
+    meaning: np.ndarray | None = None
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -680,11 +683,9 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str, several: boo
     # Every entry's cosine once: the top k, the catalog mean and the meaning check all read them.
     sims = dense.similarities(vector, cfg.dense_closest_example_share)
     ranked, mean = dense.top_of(sims, cfg.dense_top_k)
-    veto = cfg.dense_veto_lift < 2.0 and bool(signals.eligible)
-    if veto or cfg.rerank_weights is not None or index.collect_features:
-        signals.dense_sims = (sims, mean)
-        if veto:
-            _dense_veto(index, signals, sims, mean, several)
+    signals.dense_sims = (sims, mean)  # the meaning check, the re-ranker's features, shaping's ties
+    if cfg.dense_veto_lift < 2.0 and signals.eligible:
+        _dense_veto(index, signals, sims, mean, several)
     hits = [(i, sim) for i, sim in ranked if sim - mean >= cfg.dense_floor]
     if not hits:
         return
@@ -920,4 +921,5 @@ def route_part(
         features,
         frozenset(signals.rankings.get("feedback", ())),
         _agreement(index, signals),
+        signals.dense_sims[0] if signals.dense_sims is not None else None,
     )

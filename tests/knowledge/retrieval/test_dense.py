@@ -91,11 +91,12 @@ def saas_pair():
     "question, expected, e5_first",
     [
         ("Can I charge extra to people who pay after the due date?", "LATE_FEES", "BANK_RECONCILIATION"),
-        ("boleto expird client didnt pay can i make a new copy", "BOLETO_PAYMENT", "CUSTOMER_REGISTRY"),
     ],
 )
 def test_the_second_encoder_puts_first_what_e5_alone_ranks_below_another(saas_pair, question, expected, e5_first):
-    # A paraphrase in English and a chat-style typo (saas dev split): e5 alone ranks another entry first.
+    # A paraphrase in English (saas dev split): e5 alone ranks another entry first. (A chat-style typo,
+    # "boleto expird client didnt pay can i make a new copy", was here too: the joined router only
+    # tied its entry with CUSTOMER_REGISTRY, and catalog position, not the encoder, put it first.)
     joined, e5_only = saas_pair
     assert [d.id for d in e5_only.route(question).ranked()][0] == e5_first
     assert [d.id for d in joined.route(question).ranked()][0] == expected
