@@ -350,7 +350,7 @@ if KNOWLEDGE_EMBED_ON_SAVE and KNOWLEDGE_EMBED_SWEEP_INTERVAL > 0:
     }
 # When a question is embedded for the dense signal: "always" (default) embeds every part (the
 # embedding also checks that a lexical full body means what the question means); "covered" skips
-# it when BM25's best entry is a strong match holding >= 70 % of the question (about a quarter of
+# it when BM25's best entry is a strong match holding >= 70 % of the question (about a fifth of
 # real parts then skip ~20 ms of CPU); "bm25_strong" skips it on any strong BM25 match.
 # docs/retrieval.md, "Every part embedded".
 KNOWLEDGE_DENSE_GATE = env.str("KNOWLEDGE_DENSE_GATE", default="always").strip()
