@@ -174,6 +174,22 @@ def test_the_sweep_re_embeds_a_revision_whose_questions_were_accepted_after_its_
     assert len(captured.captured_queries) == 1
 
 
+@pytest.fixture
+def words_only(monkeypatch, settings, make_package):
+    """The embedding model off and nothing embedded on save: what reaches the router is the questions'
+    words. Returns a maker of the two packages those tests route between (SICK_NOTES, OVERTIME)."""
+    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
+    settings.KNOWLEDGE_EMBED_ON_SAVE = False
+
+    def packages(*, overtime: bool = True):
+        sick = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        if overtime:
+            make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+        return sick
+
+    return packages
+
+
 def _accept(capture, revision) -> None:
     """A curator accepts the model's terms and ``FLAT`` for ``revision``; the re-embedding runs."""
     with capture(execute=True):
@@ -364,7 +380,7 @@ def test_the_admin_says_an_older_revisions_questions_are_not_the_ones_the_router
 
 
 def test_accepted_questions_words_reach_the_router_at_once_and_follow_a_curators_edit(
-    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+    words_only, django_capture_on_commit_callbacks, model, client, curator
 ):
     # Their words need no embedding task: the next catalog version routes with them (the model is off here).
     from knowledge import routing_service
@@ -373,11 +389,8 @@ def test_accepted_questions_words_reach_the_router_at_once_and_follow_a_curators
 
     from .conftest import find, why_signals
 
-    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
-    settings.KNOWLEDGE_EMBED_ON_SAVE = False
     with django_capture_on_commit_callbacks(execute=True):
-        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
-        make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+        package = words_only()
     question = "Passei mal ontem, pra onde mando o papel?"  # no word of the package's own text
     routing_service.reindex()
     assert "SICK_NOTES" not in routing_service.route_context(message=question, use_cache=False).delivered_ids
@@ -411,14 +424,12 @@ def test_accepted_questions_words_reach_the_router_at_once_and_follow_a_curators
 
 
 def test_the_admin_says_when_the_router_has_no_words_from_the_questions(
-    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+    words_only, django_capture_on_commit_callbacks, model, settings, client, curator
 ):
     from knowledge.services import package_set_active
 
-    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
-    settings.KNOWLEDGE_EMBED_ON_SAVE = False
     with django_capture_on_commit_callbacks(execute=True):
-        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
+        package = words_only(overtime=False)
     revision = package.revisions.get()
     record = RevisionSearchTerms.objects.get(revision=revision)
     client.force_login(curator)
@@ -437,7 +448,7 @@ def test_the_admin_says_when_the_router_has_no_words_from_the_questions(
 
 
 def test_a_deactivation_and_reactivation_keep_the_accepted_terms_and_questions(
-    make_package, django_capture_on_commit_callbacks, model, settings, client, curator, monkeypatch
+    words_only, django_capture_on_commit_callbacks, model, client, curator
 ):
     # Toggling a package writes revisions without new content: the router reads the current revision's
     # accepted terms and questions only, so they are carried forward, not lost.
@@ -447,11 +458,8 @@ def test_a_deactivation_and_reactivation_keep_the_accepted_terms_and_questions(
 
     from .conftest import find, why_signals
 
-    monkeypatch.setattr(retrieval_embeddings, "enabled", lambda: False)
-    settings.KNOWLEDGE_EMBED_ON_SAVE = False
     with django_capture_on_commit_callbacks(execute=True):
-        package = make_package("SICK_NOTES", title="Atestados", summary="Prazo de entrega.", body=BODY)
-        make_package("OVERTIME", title="Hora extra", summary="Aprovação.", body="Precisa de aprovação do gestor.")
+        package = words_only()
     _accept(django_capture_on_commit_callbacks, package.revisions.get())
     with django_capture_on_commit_callbacks(execute=True):
         package_set_active(acting_user=None, package=package, active=False)
