@@ -216,6 +216,11 @@ GRIDS = {
     "weak": {
         "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],
     },
+    # Strong lexical hits the meaning check vetoed: damped as weak ones (weak_lexical_factor) when the
+    # part's closest entry stands this far above the catalog's mean cosine (9: never).
+    "vetoed": {
+        "vetoed_weak_lift": [9.0, 0.0, 0.02, 0.025, 0.03, 0.035, 0.04],
+    },
     # The damping with the dense signal's weights re-chosen around it.
     "weak_dense": {
         "weak_lexical_factor": [0.25, 0.5],

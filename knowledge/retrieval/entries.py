@@ -164,6 +164,12 @@ class RouterConfig:
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").
     weak_lexical_factor: float = 0.25
+    # A strong keyword or BM25 hit whose full body the meaning check vetoed (``dense_veto_lift``) is
+    # damped as a weak one is when the part's closest entry stands at least this far above the catalog's
+    # mean cosine (9: never): words the question's meaning does not come near no longer outrank the entry
+    # it points at. Chosen by leave-one-catalog-out, with and without example questions (docs/retrieval.md,
+    # "Vetoed words count as weak"); ``weak_lexical_factor`` 1 leaves vetoed hits undamped too.
+    vetoed_weak_lift: float = 0.025
     # The "questions" signal (signals._questions_signal; its weight is weights["questions"]): in a message
     # of one part, the entries whose accepted example questions' words score best (BM25+), at most
     # ``questions_top_k``, each at least ``questions_share`` of the best; with ``questions_typed_terms``

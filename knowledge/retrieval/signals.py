@@ -137,7 +137,7 @@ class _Signals:
     # Coverage of each BM25 hit kept (the dense gate reads the best one's).
     bm25_coverage: dict[int, float] = field(default_factory=dict)
     # Lexical hits below the full-body threshold, per signal, as (rank, entry) (damped in fusion by
-    # ``weak_lexical_factor``).
+    # ``weak_lexical_factor``); also the strong hits the meaning check vetoed (``vetoed_weak_lift``).
     weak: dict[str, list[tuple[int, int]]] = field(default_factory=dict)
     dense_sims: tuple[np.ndarray, float] | None = None
     # The dense top entry's lift over the catalog's mean cosine (None: the part was not embedded).
@@ -685,7 +685,8 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str, several: boo
     ranked, mean = dense.top_of(sims, cfg.dense_top_k)
     signals.dense_sims = (sims, mean)  # the meaning check, the re-ranker's features, shaping's ties
     if cfg.dense_veto_lift < 2.0 and signals.eligible:
-        _dense_veto(index, signals, sims, mean, several)
+        top_lift = ranked[0][1] - mean if ranked else 0.0
+        _dense_veto(index, signals, sims, mean, several, top_lift)
     hits = [(i, sim) for i, sim in ranked if sim - mean >= cfg.dense_floor]
     if not hits:
         return
@@ -707,7 +708,8 @@ def _dense_signal(index: RouterIndex, signals: _Signals, text: str, several: boo
 
 
 def _damp_weak(cfg, signals: _Signals, fused: dict[int, float]) -> None:
-    """A lexical hit below the full-body threshold counts ``weak_lexical_factor`` of its rank's share."""
+    """A lexical hit below the full-body threshold (or vetoed by the meaning check, ``vetoed_weak_lift``)
+    counts ``weak_lexical_factor`` of its rank's share."""
     k = cfg.rrf_k
     for name, weak in signals.weak.items():
         cut = (1.0 - cfg.weak_lexical_factor) * cfg.weights.get(name, 0.0)
@@ -738,11 +740,15 @@ def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
     return Agreement(top, lift, min(ranks, default=0))
 
 
+# The signals whose strong hits the meaning check can veto, and whose share a vetoed hit loses.
+_LEXICAL_SIGNALS = ("keyword", "bm25")
 # Signals whose full-body eligibility the dense meaning check never takes away.
 _CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_page"})
 
 
-def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: float, several: bool) -> None:
+def _dense_veto(
+    index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: float, several: bool, top_lift: float
+) -> None:
     cfg = index.config
     present = index.dense.present
     max_lift, max_rank = cfg.dense_veto_lift, cfg.dense_veto_rank
@@ -751,6 +757,8 @@ def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: f
             max_lift = cfg.dense_veto_lift_one_part
         if cfg.dense_veto_rank_one_part is not None:
             max_rank = cfg.dense_veto_rank_one_part
+    # A vetoed hit is damped as a weak one when the meaning points clearly at some entry.
+    damp = top_lift >= cfg.vetoed_weak_lift
     for i in sorted(signals.eligible):
         # An entry without a vector has no meaning to check against.
         if not present[i] or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
@@ -760,6 +768,14 @@ def _dense_veto(index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: f
         if lift < max_lift and rank > max_rank:
             signals.eligible.discard(i)
             signals.note(i, "dense_veto", rank, f"the question's meaning is far from it (lift {lift:.3f}): listed")
+            if damp:
+                # Words the question's meaning does not come near, while it points elsewhere: they count
+                # as a weak match does.
+                for name in _LEXICAL_SIGNALS:
+                    ranking = signals.rankings.get(name)
+                    weak = signals.weak.setdefault(name, [])
+                    if ranking and i in ranking and all(j != i for _, j in weak):
+                        weak.append((ranking.index(i) + 1, i))
 
 
 def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
