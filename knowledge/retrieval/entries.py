@@ -141,11 +141,15 @@ class RouterConfig:
     # cosine is listed instead of given in full. > 2: off.
     dense_veto_lift: float = 0.02
     dense_veto_rank: int = 5
+    # Whether the meaning check may veto an entry a curated keyword holds (every term of the keyword in
+    # the question, and the question's coverage): False leaves such entries to the curator's word.
+    dense_veto_keywords: bool = True
     # The same check for a message of one part, when set (None: as above). Out-of-domain questions
     # come as one part; a part of a longer message is short, its meaning less distinct. Measured in
     # the sixteenth round, off: leave-one-catalog-out picks rank 3 (out-of-domain precision +2 dev
     # questions), but the sample catalog's usable falls under its floor without example questions
-    # (docs/retrieval.md, "Every part embedded").
+    # (docs/retrieval.md, "Every part embedded"); the same again in the seventeenth round ("Vetoed
+    # words count as weak").
     dense_veto_lift_one_part: float | None = None
     dense_veto_rank_one_part: int | None = None
     # In a message of several parts, a part's best entry gets a full body when it is also the

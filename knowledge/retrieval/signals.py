@@ -759,9 +759,13 @@ def _dense_veto(
             max_rank = cfg.dense_veto_rank_one_part
     # A vetoed hit is damped as a weak one when the meaning points clearly at some entry.
     damp = top_lift >= cfg.vetoed_weak_lift
+    keyword_held: set[int] = set()
+    if not cfg.dense_veto_keywords:
+        weak_keywords = {i for _, i in signals.weak.get("keyword", ())}
+        keyword_held = {i for i in signals.rankings.get("keyword", ()) if i not in weak_keywords}
     for i in sorted(signals.eligible):
         # An entry without a vector has no meaning to check against.
-        if not present[i] or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
+        if not present[i] or i in keyword_held or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
             continue
         lift = float(sims[i]) - mean
         rank = 1 + int((sims > sims[i]).sum())

@@ -117,3 +117,13 @@ def test_a_one_part_message_can_get_a_tighter_meaning_check():
     among = route_part(index, question, focus=None, parents=(), page=None, feedback={}, several=True)
     assert slot not in alone.eligible and any(n[0] == "dense_veto" for n in alone.why[slot])
     assert slot in among.eligible
+
+
+def test_entries_a_curated_keyword_holds_can_be_left_out_of_the_check():
+    # dense_veto_keywords=False (measured, off: docs/retrieval.md, "Vetoed words count as weak"): an
+    # entry whose curated keyword the question holds ("mudança", the whole question's coverage) keeps
+    # its full body however far its vector.
+    config = replace(RouterConfig(), dense_gate="always", dense_veto_rank=1)
+    question = "mudança"
+    assert "MUDANCA" not in _index(config).route(question).full_ids  # vetoed: the question means PRAZOS
+    assert "MUDANCA" in _index(replace(config, dense_veto_keywords=False)).route(question).full_ids
