@@ -43,6 +43,9 @@ MODES = {
     "off": None,
     # Shipped since issue 12's sixteenth round: every part embedded.
     "always": "always",
+    # The same without the whole message's meaning (issue 12's seventeenth round): one embedding less
+    # per message of several parts.
+    "no-msg": "always/no-message",
     "gated": "bm25_strong",
     # Shipped from issue 12's second round to its fifteenth: embed unless BM25's top is strong and
     # holds >= 70 % of the question.
@@ -96,7 +99,10 @@ def _report(label: str, mode: str, wall, cpu, fired: int, parts: int) -> None:
 def _config(mode: str | None, base: RouterConfig) -> RouterConfig:
     if mode is None:
         return replace(base, weights={**base.weights, "dense": 0.0})
-    return replace(base, dense_gate=mode)
+    gate, _, variant = mode.partition("/")
+    if variant == "no-message":
+        return replace(base, dense_gate=gate, weights={**base.weights, "message": 0.0})
+    return replace(base, dense_gate=gate)
 
 
 def synthetic(size: int, examples: int = 0) -> None:

@@ -221,6 +221,10 @@ GRIDS = {
     "weak": {
         "weak_lexical_factor": [1.0, 0.75, 0.5, 0.25, 0.0],
     },
+    # A message of several parts: the whole message's closest entries, rank only, at this weight (0: off).
+    "message": {
+        "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0)],
+    },
     # Strong lexical hits the meaning check vetoed: damped as weak ones (weak_lexical_factor) when the
     # part's closest entry stands this far above the catalog's mean cosine (9: never).
     "vetoed": {
@@ -253,6 +257,15 @@ GRIDS = {
 }
 
 
+def weights_shown(weights: dict) -> dict:
+    """A candidate's signal weights as a grid line shows them: the dense weight, and any other away from
+    its default."""
+    return {
+        "dense": weights.get("dense"),
+        **{k: w for k, w in weights.items() if k != "dense" and DEFAULT_WEIGHTS.get(k) != w},
+    }
+
+
 def settings_moved(cand: dict, prefix: str) -> bool:
     """Whether a candidate sets any ``prefix`` setting away from its default (one "off" row suffices)."""
     default = RouterConfig()
@@ -273,6 +286,7 @@ class Routed:
     """
 
     def __init__(self, config: RouterConfig, name: str, entries, queries):
+        from knowledge.retrieval.index import _message_meaning
         from knowledge.retrieval.signals import route_part
         from knowledge.retrieval.splitting import split_parts
 
@@ -281,6 +295,7 @@ class Routed:
         self.index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
         self.index.collect_features = True
         self.outcomes = []
+        self.messages = []  # each message's whole-message ranking (index._message_meaning), or None
         for row in queries:
             focus, parents, page = context_of(row)
             message = row["query"]
@@ -295,6 +310,8 @@ class Routed:
                     for t in texts
                 ]
             )
+            parts = self.outcomes[-1]
+            self.messages.append(_message_meaning(self.index, message, parts) if len(parts) > 1 else None)
 
     def training_rows(self):
         """(features, label) of every part's candidates: label 1 when the candidate is expected."""
@@ -316,7 +333,7 @@ class Routed:
         from knowledge.retrieval.shaping import shape
 
         results = {}
-        for row, parts in zip(self.queries, self.outcomes):
+        for row, parts, message_ranking in zip(self.queries, self.outcomes, self.messages):
             if weights is not None:
                 copies = []
                 for o in parts:
@@ -339,7 +356,9 @@ class Routed:
                         )
                     copies.append(o)
                 parts = copies
-            results[id(row)] = shape(self.index, parts, budget_tokens=None, max_full=None)
+            results[id(row)] = shape(
+                self.index, parts, budget_tokens=None, max_full=None, message_ranking=message_ranking
+            )
         return evaluate_report(self.queries, lambda row: results[id(row)], self.kinds)
 
 
@@ -534,7 +553,7 @@ def main() -> None:
         rows.append((cand, scores, figures))
         if not args.json:
             print(
-                json.dumps({k: v.get("dense", v) if k == "weights" else v for k, v in cand.items()}),
+                json.dumps({k: weights_shown(v) if k == "weights" else v for k, v in cand.items()}),
                 " ".join(f"{n}={scores[n]:.3f}" for n in scores),
                 f"sum={sum(scores.values()):.3f}",
                 json.dumps(figures),

@@ -478,9 +478,10 @@ class RouterIndex:
                     several=several,
                 )
             )
+        message_ranking = _message_meaning(self, message, outcomes) if several else None
         t_retrieve = time.perf_counter()
 
-        result = shape(self, outcomes, budget_tokens=budget_tokens, max_full=max_full)
+        result = shape(self, outcomes, budget_tokens=budget_tokens, max_full=max_full, message_ranking=message_ranking)
         t_shape = time.perf_counter()
         result.timings_ms = {
             "split": round((t_split - started) * 1000, 3),
@@ -490,3 +491,23 @@ class RouterIndex:
             "total": round((t_shape - started) * 1000, 3),
         }
         return result
+
+
+def _message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float]] | None:
+    """The entries closest in meaning to a whole message of several parts, as (entry, cosine), best
+    first (``dense_top_k``): a context sentence and the question after it ("I'm moving to Portugal with
+    my cat. What paperwork does she need?") are routed as two parts, and neither alone says what the
+    message means. None when the signal is off, when no part was embedded (the dense signal off, or its
+    gate found every part's words enough) or when the cascade answered a part."""
+    cfg = index.config
+    dense = index.dense
+    if dense is None or not cfg.weights.get("message") or any(o.cascade for o in outcomes):
+        return None
+    if not any(o.meaning is not None for o in outcomes):
+        return None
+    vector = dense.query_vector(message)
+    if vector is None:
+        return None
+    sims = dense.similarities(vector, cfg.dense_closest_example_share)
+    ranked, _mean = dense.top_of(sims, cfg.dense_top_k)
+    return ranked or None

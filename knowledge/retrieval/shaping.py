@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from .entries import KIND_PROCEDURE, KIND_RULE
+from .fusion import rrf_steps
 from .signals import Note, note_as_dict
 
 if TYPE_CHECKING:
@@ -217,6 +218,20 @@ def _meaning(outcomes: list[PartOutcome]) -> np.ndarray | None:
     return np.maximum.reduce(arrays)
 
 
+def _add_message_meaning(cfg, ranking: list[tuple[int, float]], best_score: dict[int, float], why) -> None:
+    """The whole message's closest entries, each its rank's share (weight ``message``) added to its best
+    score over the parts: rank only, never a full body (index._message_meaning). ``best_score`` and
+    ``why`` are the merge's own (several parts), so nothing of a part's outcome changes."""
+    for r, ((i, sim), step) in enumerate(zip(ranking, rrf_steps(cfg.weights["message"], cfg.rrf_k, len(ranking))), 1):
+        best_score[i] = best_score.get(i, 0.0) + step
+        note = ("message", r, f"the whole message's similarity {sim:.3f}")
+        known = why.get(i)
+        if known is None:
+            why[i] = [note]
+        else:
+            known.append(note)
+
+
 @dataclass
 class _Budget:
     limit: int
@@ -350,7 +365,12 @@ def _heads(index: RouterIndex) -> list[tuple | None]:
 
 
 def shape(
-    index: RouterIndex, outcomes: list[PartOutcome], *, budget_tokens: int | None, max_full: int | None
+    index: RouterIndex,
+    outcomes: list[PartOutcome],
+    *,
+    budget_tokens: int | None,
+    max_full: int | None,
+    message_ranking: list[tuple[int, float]] | None = None,
 ) -> RouteResult:
     cfg = index.config
     n_parts = max(len(outcomes), 1)
@@ -359,6 +379,8 @@ def shape(
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
     _agreed_full(index, outcomes)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
+    if message_ranking and len(outcomes) > 1:
+        _add_message_meaning(cfg, message_ranking, best_score, why)
 
     entries = index.entries
     heads = _heads(index)

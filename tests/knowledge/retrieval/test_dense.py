@@ -130,17 +130,18 @@ def test_a_dense_top_clear_of_the_runner_up_is_ranked_first(catalog, question, e
     # The dense top leads the second entry by more than ``dense_margin`` (0.02): ranked once more
     # ("dense_margin"), it is no longer outvoted by the lexical signals' pick.
     # Measured with weak lexical hits at full weight, as the margin was chosen: their damping (shipped
-    # since) answers these questions too, so it is held off to show what the margin does on its own.
+    # since) answers these questions too, so it is held off to show what the margin does on its own; so
+    # is the whole message's meaning (index._message_meaning), which answers the two-sentence ones.
     index = _index(catalog)
     assert index.route(question).ranked()[0].id == expected  # shipped: both
-    base = replace(RouterConfig(), weak_lexical_factor=1.0)
+    base = replace(RouterConfig(), weak_lexical_factor=1.0, weights={**RouterConfig().weights, "message": 0.0})
     off = RouterIndex(index.entries, config=replace(base, dense_margin=9.0), dense=index.dense)
     assert [d.id for d in off.route(question).ranked()][0] == without
     first = RouterIndex(index.entries, config=base, dense=index.dense).route(question).ranked()[0]
     assert first.id == expected
     assert any(n["signal"] == "dense_margin" for n in first.why)
     # Weight 0 (``KNOWLEDGE_ROUTER_WEIGHTS``) turns it off: the order and the reasons given.
-    config = replace(base, weights={**RouterConfig().weights, "dense_margin": 0.0})
+    config = replace(base, weights={**base.weights, "dense_margin": 0.0})
     zero = RouterIndex(index.entries, config=config, dense=index.dense).route(question).ranked()
     assert zero[0].id == without
     assert not any(n["signal"] == "dense_margin" for d in zero for n in d.why)

@@ -4,6 +4,8 @@ Fused scores are sums of rank shares, so an entry first in BM25 and another firs
 weighted 2, tie exactly; catalog position used to decide which one the agent saw first.
 """
 
+from dataclasses import replace
+
 import numpy as np
 
 from knowledge.evaluation.tune import CATALOGS
@@ -31,10 +33,12 @@ def test_a_message_of_several_parts_reads_each_entry_closest_cosine():
 
 def test_a_paraphrase_tied_with_a_neighbour_comes_first_by_its_meaning():
     # A dev question of the energy catalog: the restoration-times article (BM25) and the compensation
-    # article (meaning) tie; position put restoration first.
+    # article (meaning) tie; position put restoration first. (Two parts: the whole message's meaning,
+    # shipped since, adds its own ranking and the tie is gone; it is held off to show the tie.)
     folder = CATALOGS / "energia"
+    config = replace(RouterConfig(), weights={**RouterConfig().weights, "message": 0.0})
     index = folder_index(
-        folder / "packages", RouterConfig(), examples=example_questions_file(folder / "example_questions.proposed.json")
+        folder / "packages", config, examples=example_questions_file(folder / "example_questions.proposed.json")
     )
     question = "I was left in the dark at home for almost two days last month. Do I get any money knocked off for that?"
     ranked = index.route(question).ranked()

@@ -1,0 +1,95 @@
+"""A message of several parts also ranks the entries closest in meaning to the whole message (issue 12).
+
+The splitter routes each sentence or clause as a part, so a context sentence and the question after it
+("My dog just ate rat poison. Should I make him throw up…?") are two parts, and neither alone says what
+the message means. The whole message is embedded once more and its dense top entries are added to the
+merged ranking at weight ``message`` (3): rank only, never a full body. Chosen by leave-one-catalog-out
+over the twelve dev splits (docs/retrieval.md, "The whole message's meaning"). The questions below are
+dev-split questions.
+"""
+
+from dataclasses import replace
+
+import pytest
+
+from common.text import retrieval_embeddings
+from knowledge.evaluation.tune import CATALOGS, dense_of
+from knowledge.offline_catalog import load_package_folder
+from knowledge.retrieval import RouterConfig, RouterIndex
+from knowledge.retrieval.dense import DenseIndex
+from knowledge.retrieval.fusion import DEFAULT_RRF_K, DEFAULT_WEIGHTS
+
+pytestmark = pytest.mark.skipif(
+    not retrieval_embeddings.available(), reason="the bundled embedding models are required"
+)
+
+OFF = {**DEFAULT_WEIGHTS, "message": 0.0}
+
+
+def _index(catalog, **config):
+    entries = load_package_folder(CATALOGS / catalog / "packages")
+    return RouterIndex(entries, config=replace(RouterConfig(), **config), dense=dense_of(catalog, entries))
+
+
+@pytest.mark.parametrize(
+    "catalog, question, expected",
+    [
+        (
+            "vet",
+            "Mi perro acaba de comer veneno para ratas. ¿Lo hago vomitar con agua y sal mientras voy al veterinario?",
+            "PRIMEIROS_SOCORROS_CASA",
+        ),
+        ("hr", "Me sentí mal, fui a urgencias y perdí el día; ¿qué hago para que no me lo descuenten?", "SICK_NOTES"),
+        (
+            "logistics",
+            "The box showed up all crushed and the ceramic vase inside is broken. What do I do now?",
+            "ENCOMENDA_AVARIADA",
+        ),
+    ],
+)
+def test_the_whole_message_puts_first_the_entry_it_means(catalog, question, expected):
+    off = _index(catalog, weights=OFF).route(question)
+    on = _index(catalog).route(question)
+    assert len(on.parts) > 1
+    assert off.ranked()[0].id != expected
+    first = on.ranked()[0]
+    assert first.id == expected
+    notes = [n for n in first.why if n["signal"] == "message"]
+    assert len(notes) == 1 and "part" not in notes[0]
+    # Its rank's share is added to the entry's best score over the parts.
+    before = {d.id: d.score for d in off.ranked()}
+    step = DEFAULT_WEIGHTS["message"] / (DEFAULT_RRF_K + notes[0]["rank"])
+    assert first.score == pytest.approx(before.get(expected, 0.0) + step)
+    # Rank only: the full bodies are the parts' own.
+    assert set(on.full_ids) == set(off.full_ids)
+
+
+def test_the_whole_message_is_embedded_once_and_only_when_it_has_several_parts(monkeypatch):
+    calls = []
+    original = DenseIndex.query_vector
+    monkeypatch.setattr(DenseIndex, "query_vector", lambda self, text: calls.append(text) or original(self, text))
+    index = _index("logistics")
+    index.route("The ceramic vase inside the box arrived broken.")
+    assert len(calls) == 1  # one part: its own vector is the message's
+    calls.clear()
+    message = "The box showed up all crushed and the ceramic vase inside is broken. What do I do now?"
+    index.route(message)
+    assert len(calls) == 3 and calls[-1] == message  # each part, then the whole message
+    calls.clear()
+    _index("logistics", weights=OFF).route(message)
+    assert len(calls) == 2  # off: the parts only
+    calls.clear()
+    _index("logistics", weights={**DEFAULT_WEIGHTS, "dense": 0.0}).route(message)
+    assert calls == []  # the dense signal off: no part embedded, nor the message
+
+
+def test_a_message_the_cascade_answered_in_part_is_not_embedded_whole(monkeypatch):
+    calls = []
+    original = DenseIndex.query_vector
+    monkeypatch.setattr(DenseIndex, "query_vector", lambda self, text: calls.append(text) or original(self, text))
+    index = _index("logistics")
+    message = "ENCOMENDA_AVARIADA. How long do you keep a parcel at the pickup point?"
+    result = index.route(message)
+    assert result.cascade == [True, False]
+    assert len(calls) == 1  # the named part is the cascade's; only the other part is embedded
+    assert not any(n["signal"] == "message" for d in result.ranked() for n in d.why)
