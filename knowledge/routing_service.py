@@ -116,8 +116,13 @@ def _router_config_reset(*, setting: str, **kwargs) -> None:
 
 def _router_config_read() -> RouterConfig:
     default = RouterConfig()
+    weights = {**default.weights, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})}
+    message_meaning = str(getattr(settings, "KNOWLEDGE_MESSAGE_MEANING", "embed"))
+    if message_meaning == "off":
+        weights["message"] = 0.0
     return RouterConfig(
-        weights={**default.weights, **getattr(settings, "KNOWLEDGE_ROUTER_WEIGHTS", {})},
+        weights=weights,
+        message_from_parts=message_meaning == "parts",
         rrf_k=float(getattr(settings, "KNOWLEDGE_ROUTER_RRF_K", default.rrf_k)),
         field_weights={**default.field_weights, **getattr(settings, "KNOWLEDGE_FIELD_WEIGHTS", {})},
         max_full_per_part=int(getattr(settings, "KNOWLEDGE_MAX_FULL_PER_PART", default.max_full_per_part)),

@@ -359,6 +359,16 @@ if KNOWLEDGE_DENSE_GATE not in ("always", "covered", "bm25_strong", "agreement")
     raise ImproperlyConfigured(
         f"KNOWLEDGE_DENSE_GATE must be always, covered, bm25_strong or agreement, not {KNOWLEDGE_DENSE_GATE!r}"
     )
+# A message of several parts also ranks the entries closest in meaning to the whole message
+# (knowledge/retrieval/index.py, _message_meaning): "embed" (default, chosen by leave-one-catalog-out)
+# embeds the whole message once more (~30 ms of CPU for such a message); "parts" reads it from its
+# parts' cosines, with no embedding and most of the gain; "off" turns it off.
+# docs/retrieval.md, "The whole message's meaning".
+KNOWLEDGE_MESSAGE_MEANING = env.str("KNOWLEDGE_MESSAGE_MEANING", default="embed").strip()
+if KNOWLEDGE_MESSAGE_MEANING not in ("embed", "parts", "off"):
+    raise ImproperlyConfigured(
+        f"KNOWLEDGE_MESSAGE_MEANING must be embed, parts or off, not {KNOWLEDGE_MESSAGE_MEANING!r}"
+    )
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

@@ -225,6 +225,11 @@ GRIDS = {
     "message": {
         "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0)],
     },
+    # The whole message embedded once more, or read from its parts' cosines (no embedding).
+    "message_parts": {
+        "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 2.0, 3.0, 4.0)],
+        "message_from_parts": [False, True],
+    },
     # Strong lexical hits the meaning check vetoed: damped as weak ones (weak_lexical_factor) when the
     # part's closest entry stands this far above the catalog's mean cosine (9: never).
     "vetoed": {

@@ -168,6 +168,10 @@ class RouterConfig:
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").
     weak_lexical_factor: float = 0.25
+    # The whole message's meaning (weights["message"], index._message_meaning) read from its parts' cosines
+    # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
+    # one more embedding of the whole message.
+    message_from_parts: bool = False
     # A strong keyword or BM25 hit whose full body the meaning check vetoed (``dense_veto_lift``) is
     # damped as a weak one is when the part's closest entry stands at least this far above the catalog's
     # mean cosine (9: never): words the question's meaning does not come near no longer outrank the entry

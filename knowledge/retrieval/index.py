@@ -503,11 +503,15 @@ def _message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[i
     dense = index.dense
     if dense is None or not cfg.weights.get("message") or any(o.cascade for o in outcomes):
         return None
-    if not any(o.meaning is not None for o in outcomes):
+    meanings = [o.meaning for o in outcomes if o.meaning is not None]
+    if not meanings:
         return None
-    vector = dense.query_vector(message)
-    if vector is None:
-        return None
-    sims = dense.similarities(vector, cfg.dense_closest_example_share)
+    if cfg.message_from_parts:
+        sims = np.mean(meanings, axis=0)
+    else:
+        vector = dense.query_vector(message)
+        if vector is None:
+            return None
+        sims = dense.similarities(vector, cfg.dense_closest_example_share)
     ranked, _mean = dense.top_of(sims, cfg.dense_top_k)
     return ranked or None

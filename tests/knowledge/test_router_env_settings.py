@@ -1,4 +1,5 @@
-"""Router settings the environment names (KNOWLEDGE_QUESTIONS_WEIGHT, KNOWLEDGE_DENSE_GATE).
+"""Router settings the environment names (KNOWLEDGE_QUESTIONS_WEIGHT, KNOWLEDGE_DENSE_GATE,
+KNOWLEDGE_MESSAGE_MEANING).
 
 Settings read the environment at import, so each reading runs in a fresh interpreter; a value the
 setting refuses stops the start with a message that names the variable and the value.
@@ -53,3 +54,21 @@ def test_an_unknown_gate_stops_the_start_with_a_clear_message():
     done = _gate("alwyas")
     assert done.returncode != 0
     assert "KNOWLEDGE_DENSE_GATE must be always, covered, bm25_strong or agreement, not 'alwyas'" in done.stderr
+
+
+def _message(value: str | None, field: str) -> subprocess.CompletedProcess:
+    return _read("KNOWLEDGE_MESSAGE_MEANING", value, field)
+
+
+def test_the_whole_message_is_embedded_unless_the_environment_says_parts_or_off():
+    assert _message(None, "weights['message']").stdout.split()[-1] == "3.0"  # leave-one-catalog-out
+    assert _message(None, "message_from_parts").stdout.split()[-1] == "False"
+    assert _message("parts", "message_from_parts").stdout.split()[-1] == "True"
+    assert _message("parts", "weights['message']").stdout.split()[-1] == "3.0"
+    assert _message("off", "weights['message']").stdout.split()[-1] == "0.0"
+
+
+def test_an_unknown_message_meaning_stops_the_start_with_a_clear_message():
+    done = _message("whole", "message_from_parts")
+    assert done.returncode != 0
+    assert "KNOWLEDGE_MESSAGE_MEANING must be embed, parts or off, not 'whole'" in done.stderr

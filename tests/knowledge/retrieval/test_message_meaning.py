@@ -93,3 +93,18 @@ def test_a_message_the_cascade_answered_in_part_is_not_embedded_whole(monkeypatc
     assert result.cascade == [True, False]
     assert len(calls) == 1  # the named part is the cascade's; only the other part is embedded
     assert not any(n["signal"] == "message" for d in result.ranked() for n in d.why)
+
+
+def test_the_message_can_be_read_from_its_parts_without_another_embedding(monkeypatch):
+    # message_from_parts (KNOWLEDGE_MESSAGE_MEANING=parts): the mean of the parts' cosines, that is the
+    # cosine with the parts' mean vector up to a factor the ranking ignores.
+    calls = []
+    original = DenseIndex.query_vector
+    monkeypatch.setattr(DenseIndex, "query_vector", lambda self, text: calls.append(text) or original(self, text))
+    question = "The box showed up all crushed and the ceramic vase inside is broken. What do I do now?"
+    index = _index("logistics", message_from_parts=True)
+    result = index.route(question)
+    assert len(calls) == 2  # the parts only
+    first = result.ranked()[0]
+    assert first.id == "ENCOMENDA_AVARIADA" and any(n["signal"] == "message" for n in first.why)
+    assert _index("logistics", weights=OFF, message_from_parts=True).route(question).ranked()[0].id != first.id
