@@ -223,7 +223,7 @@ GRIDS = {
     },
     # A message of several parts: the whole message's closest entries, rank only, at this weight (0: off).
     "message": {
-        "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0)],
+        "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)],
     },
     # The whole message embedded once more, or read from its parts' cosines (no embedding).
     "message_parts": {
