@@ -185,12 +185,12 @@ GRIDS = {
         "dense_veto_lift": [9.0, 0.02, 0.025, 0.03],
         "dense_veto_rank": [3, 5, 8],
     },
-    # The meaning check of a one-part message's lexical bodies, apart from the parts of longer ones.
     # The meaning check with or without its say over entries a curated keyword holds.
     "veto_keywords": {
         "dense_veto_keywords": [True, False],
         "dense_veto_rank_one_part": [None, 3],
     },
+    # The meaning check of a one-part message's lexical bodies, apart from the parts of longer ones.
     "veto_one_part": {
         "dense_veto_lift_one_part": [None, 0.025, 0.03],
         "dense_veto_rank_one_part": [None, 3],

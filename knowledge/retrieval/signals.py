@@ -777,9 +777,8 @@ def _dense_veto(
                 # as a weak match does.
                 for name in _LEXICAL_SIGNALS:
                     ranking = signals.rankings.get(name)
-                    weak = signals.weak.setdefault(name, [])
-                    if ranking and i in ranking and all(j != i for _, j in weak):
-                        weak.append((ranking.index(i) + 1, i))
+                    if ranking and i in ranking and all(j != i for _, j in signals.weak.get(name, ())):
+                        signals.weak.setdefault(name, []).append((ranking.index(i) + 1, i))
 
 
 def _feedback_signal(index: RouterIndex, signals: _Signals, feedback: Mapping[str, float]) -> None:
