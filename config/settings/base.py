@@ -360,7 +360,7 @@ if KNOWLEDGE_DENSE_GATE not in ("always", "covered", "bm25_strong", "agreement")
         f"KNOWLEDGE_DENSE_GATE must be always, covered, bm25_strong or agreement, not {KNOWLEDGE_DENSE_GATE!r}"
     )
 # A message of several parts also ranks the entries closest in meaning to the whole message
-# (knowledge/retrieval/index.py, _message_meaning): "embed" (default, chosen by leave-one-catalog-out)
+# (knowledge/retrieval/index.py, message_meaning): "embed" (default, chosen by leave-one-catalog-out)
 # embeds the whole message once more (~30 ms of CPU for such a message); "parts" reads it from its
 # parts' cosines, with no embedding and most of the gain; "off" turns it off.
 # docs/retrieval.md, "The whole message's meaning".

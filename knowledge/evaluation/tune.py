@@ -291,7 +291,7 @@ class Routed:
     """
 
     def __init__(self, config: RouterConfig, name: str, entries, queries):
-        from knowledge.retrieval.index import _message_meaning
+        from knowledge.retrieval.index import message_meaning
         from knowledge.retrieval.signals import route_part
         from knowledge.retrieval.splitting import split_parts
 
@@ -300,7 +300,7 @@ class Routed:
         self.index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
         self.index.collect_features = True
         self.outcomes = []
-        self.messages = []  # each message's whole-message ranking (index._message_meaning), or None
+        self.messages = []  # each message's whole-message ranking (index.message_meaning), or None
         for row in queries:
             focus, parents, page = context_of(row)
             message = row["query"]
@@ -316,7 +316,7 @@ class Routed:
                 ]
             )
             parts = self.outcomes[-1]
-            self.messages.append(_message_meaning(self.index, message, parts) if len(parts) > 1 else None)
+            self.messages.append(message_meaning(self.index, message, parts) if len(parts) > 1 else None)
 
     def training_rows(self):
         """(features, label) of every part's candidates: label 1 when the candidate is expected."""

@@ -168,7 +168,7 @@ class RouterConfig:
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").
     weak_lexical_factor: float = 0.25
-    # The whole message's meaning (weights["message"], index._message_meaning) read from its parts' cosines
+    # The whole message's meaning (weights["message"], index.message_meaning) read from its parts' cosines
     # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
     # one more embedding of the whole message.
     message_from_parts: bool = False

@@ -32,7 +32,7 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     # Chosen by leave-one-catalog-out over the dev splits (docs/retrieval.md, "The example questions' words").
     "questions": 1.0,
     # A message of several parts: the entries closest in meaning to the whole message, added to the
-    # merged ranking (rank only; index._message_meaning). Chosen by leave-one-catalog-out over the dev
+    # merged ranking (rank only; index.message_meaning). Chosen by leave-one-catalog-out over the dev
     # splits (docs/retrieval.md, "The whole message's meaning"); 0: off.
     "message": 3.0,
 }

@@ -478,7 +478,7 @@ class RouterIndex:
                     several=several,
                 )
             )
-        message_ranking = _message_meaning(self, message, outcomes) if several else None
+        message_ranking = message_meaning(self, message, outcomes) if several else None
         t_retrieve = time.perf_counter()
 
         result = shape(self, outcomes, budget_tokens=budget_tokens, max_full=max_full, message_ranking=message_ranking)
@@ -493,7 +493,7 @@ class RouterIndex:
         return result
 
 
-def _message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float]] | None:
+def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float]] | None:
     """The entries closest in meaning to a whole message of several parts, as (entry, cosine), best
     first (``dense_top_k``): a context sentence and the question after it ("I'm moving to Portugal with
     my cat. What paperwork does she need?") are routed as two parts, and neither alone says what the

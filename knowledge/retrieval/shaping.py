@@ -218,9 +218,9 @@ def _meaning(outcomes: list[PartOutcome]) -> np.ndarray | None:
     return np.maximum.reduce(arrays)
 
 
-def _add_message_meaning(cfg, ranking: list[tuple[int, float]], best_score: dict[int, float], why) -> None:
+def _add_message_ranking(cfg, ranking: list[tuple[int, float]], best_score: dict[int, float], why) -> None:
     """The whole message's closest entries, each its rank's share (weight ``message``) added to its best
-    score over the parts: rank only, never a full body (index._message_meaning). ``best_score`` and
+    score over the parts: rank only, never a full body (index.message_meaning). ``best_score`` and
     ``why`` are the merge's own (several parts), so nothing of a part's outcome changes."""
     for r, ((i, sim), step) in enumerate(zip(ranking, rrf_steps(cfg.weights["message"], cfg.rrf_k, len(ranking))), 1):
         best_score[i] = best_score.get(i, 0.0) + step
@@ -380,7 +380,7 @@ def shape(
     _agreed_full(index, outcomes)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
     if message_ranking and len(outcomes) > 1:
-        _add_message_meaning(cfg, message_ranking, best_score, why)
+        _add_message_ranking(cfg, message_ranking, best_score, why)
 
     entries = index.entries
     heads = _heads(index)

@@ -131,7 +131,7 @@ def test_a_dense_top_clear_of_the_runner_up_is_ranked_first(catalog, question, e
     # ("dense_margin"), it is no longer outvoted by the lexical signals' pick.
     # Measured with weak lexical hits at full weight, as the margin was chosen: their damping (shipped
     # since) answers these questions too, so it is held off to show what the margin does on its own; so
-    # is the whole message's meaning (index._message_meaning), which answers the two-sentence ones.
+    # is the whole message's meaning (index.message_meaning), which answers the two-sentence ones.
     index = _index(catalog)
     assert index.route(question).ranked()[0].id == expected  # shipped: both
     base = replace(RouterConfig(), weak_lexical_factor=1.0, weights={**RouterConfig().weights, "message": 0.0})
