@@ -195,6 +195,19 @@ GRIDS = {
         "dense_veto_lift_one_part": [None, 0.025, 0.03],
         "dense_veto_rank_one_part": [None, 3],
     },
+    # The one-part meaning check with entries whose BM25 match holds this share of the question left
+    # out of it (dense_veto_coverage; 9: none left out).
+    "veto_coverage": {
+        "dense_veto_lift_one_part": [None, 0.025],
+        "dense_veto_rank_one_part": [None, 3],
+        "dense_veto_coverage": [9.0, 0.7, 0.8, 0.9, 1.0],
+    },
+    # The exemption for a message of one part only, or for every part (a part of a longer message is
+    # short: one word can hold all of it).
+    "veto_coverage_scope": {
+        "dense_veto_coverage": [9.0, 0.8, 0.9, 1.0],
+        "dense_veto_coverage_several": [False, True],
+    },
     # A multi-part message's parts: full body for a part's best when words and meaning agree.
     "multipart": {
         "multipart_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05],
@@ -546,6 +559,14 @@ def main() -> None:
             continue  # the coverage floor is read by the "covered" gate only
         if "weights" in cand and not cand["weights"].get("questions", 1.0) and settings_moved(cand, "questions_"):
             continue  # the questions signal's settings are read only when it has a weight
+        if (
+            "dense_veto_lift_one_part" in cand
+            and "dense_veto_coverage" in cand
+            and ((cand["dense_veto_lift_one_part"] is None) != (cand["dense_veto_rank_one_part"] is None))
+        ):
+            continue  # with the coverage exemption, the one-part check is set by both or by neither
+        if cand.get("dense_veto_coverage") == 9.0 and cand.get("dense_veto_coverage_several"):
+            continue  # no exemption: its scope is not read
         settings = dict(cand)
         body_chars = settings.pop("body_chars", PASSAGE_BODY_CHARS)
         config = replace(base, **settings)

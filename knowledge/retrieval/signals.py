@@ -763,10 +763,14 @@ def _dense_veto(
     if not cfg.dense_veto_keywords:
         weak_keywords = {i for _, i in signals.weak.get("keyword", ())}
         keyword_held = {i for i in signals.rankings.get("keyword", ()) if i not in weak_keywords}
+    covered = cfg.dense_veto_coverage if cfg.dense_veto_coverage_several or not several else 9.0
+    coverage = signals.bm25_coverage
     for i in sorted(signals.eligible):
         # An entry without a vector has no meaning to check against.
         if not present[i] or i in keyword_held or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
             continue
+        if coverage.get(i, 0.0) >= covered:
+            continue  # the question's words are the entry's: they need no meaning to vouch for them
         lift = float(sims[i]) - mean
         rank = 1 + int((sims > sims[i]).sum())
         if lift < max_lift and rank > max_rank:

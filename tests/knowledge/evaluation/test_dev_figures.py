@@ -44,12 +44,16 @@ def test_without_the_lexicon_english_parity_falls_when_few_questions_are_embedde
 
 
 def test_the_lexicon_still_lifts_parity_when_most_questions_are_embedded():
-    # The "covered" gate embeds most questions, so the dense signal carries part of what the
-    # lexicon did (hr en parity without the lexicon: 0.82 -> 0.89); the lexicon still adds to it.
-    _, with_lexicon = figures("hr")
-    _, without = figures("hr", lexicon_weight=0.0)
-    assert without["en"]["ratio"] < with_lexicon["en"]["ratio"]
-    assert without["es"]["ratio"] < with_lexicon["es"]["ratio"]
+    # Every part is embedded, so the dense signal carries part of what the lexicon did (hr en parity
+    # without the lexicon: 0.82 under "bm25_strong", 0.89 under "covered"); the lexicon still adds to
+    # it. Since the one-part meaning check (eighteenth round) hr's English questions reach parity
+    # without it too (1.00 both ways); Spanish parity (1.00 -> 1.03) and usable (69 -> 73 of 96) still
+    # need it.
+    with_lexicon, with_parity = figures("hr")
+    without, without_parity = figures("hr", lexicon_weight=0.0)
+    assert without_parity["en"]["ratio"] <= with_parity["en"]["ratio"]
+    assert without_parity["es"]["ratio"] < with_parity["es"]["ratio"]
+    assert without["usable"]["ok"] < with_lexicon["usable"]["ok"]
 
 
 def _kind_hits(name, kind, **config):
