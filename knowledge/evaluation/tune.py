@@ -238,6 +238,10 @@ GRIDS = {
     "message": {
         "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 1.0, 2.0, 3.0, 4.0, 6.0, 8.0)],
     },
+    # The whole message's closest entry ranked once more, at this weight (0: off).
+    "message_top": {
+        "weights": [{**DEFAULT_WEIGHTS, "message_top": w} for w in (0.0, 1.0, 2.0, 3.0)],
+    },
     # The whole message embedded once more, or read from its parts' cosines (no embedding).
     "message_parts": {
         "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 2.0, 3.0, 4.0)],

@@ -35,6 +35,9 @@ DEFAULT_WEIGHTS: dict[str, float] = {
     # merged ranking (rank only; index.message_meaning). Chosen by leave-one-catalog-out over the dev
     # splits (docs/retrieval.md, "The whole message's meaning"); 0: off.
     "message": 3.0,
+    # The whole message's closest entry, ranked once more (rank only, as "message"). Chosen by
+    # leave-one-catalog-out (docs/retrieval.md, "The whole message's closest entry"); 0: off.
+    "message_top": 1.0,
 }
 DEFAULT_RRF_K = 5
 

@@ -220,8 +220,9 @@ def _meaning(outcomes: list[PartOutcome]) -> np.ndarray | None:
 
 def _add_message_ranking(cfg, ranking: list[tuple[int, float]], best_score: dict[int, float], why) -> None:
     """The whole message's closest entries, each its rank's share (weight ``message``) added to its best
-    score over the parts: rank only, never a full body (index.message_meaning). ``best_score`` and
-    ``why`` are the merge's own (several parts), so nothing of a part's outcome changes."""
+    score over the parts, and the closest one's first-rank share once more (weight ``message_top``):
+    rank only, never a full body (index.message_meaning). ``best_score`` and ``why`` are the merge's own
+    (several parts), so nothing of a part's outcome changes."""
     for r, ((i, sim), step) in enumerate(zip(ranking, rrf_steps(cfg.weights["message"], cfg.rrf_k, len(ranking))), 1):
         best_score[i] = best_score.get(i, 0.0) + step
         note = ("message", r, f"the whole message's similarity {sim:.3f}")
@@ -230,6 +231,11 @@ def _add_message_ranking(cfg, ranking: list[tuple[int, float]], best_score: dict
             why[i] = [note]
         else:
             known.append(note)
+    top_weight = cfg.weights.get("message_top", 0.0)
+    if top_weight:
+        top = ranking[0][0]
+        best_score[top] += top_weight / (cfg.rrf_k + 1)
+        why[top].append(("message_top", 1, "the closest entry to the whole message: ranked once more"))
 
 
 @dataclass

@@ -3,9 +3,10 @@
 The splitter routes each sentence or clause as a part, so a context sentence and the question after it
 ("My dog just ate rat poison. Should I make him throw up…?") are two parts, and neither alone says what
 the message means. The whole message is embedded once more and its dense top entries are added to the
-merged ranking at weight ``message`` (3): rank only, never a full body. Chosen by leave-one-catalog-out
-over the twelve dev splits (docs/retrieval.md, "The whole message's meaning"). The questions below are
-dev-split questions.
+merged ranking at weight ``message`` (3), and the closest one ranked once more at weight ``message_top``
+(1): rank only, never a full body. Chosen by leave-one-catalog-out over the twelve dev splits
+(docs/retrieval.md, "The whole message's meaning", "The whole message's closest entry"). The questions
+below are dev-split questions.
 """
 
 from dataclasses import replace
@@ -24,6 +25,8 @@ pytestmark = pytest.mark.skipif(
 )
 
 OFF = {**DEFAULT_WEIGHTS, "message": 0.0}
+# The whole message's ranking without its closest entry's second share: the ranking's own effect.
+RANKING_ONLY = {**DEFAULT_WEIGHTS, "message_top": 0.0}
 
 
 def _index(catalog, **config):
@@ -49,7 +52,7 @@ def _index(catalog, **config):
 )
 def test_the_whole_message_puts_first_the_entry_it_means(catalog, question, expected):
     off = _index(catalog, weights=OFF).route(question)
-    on = _index(catalog).route(question)
+    on = _index(catalog, weights=RANKING_ONLY).route(question)
     assert len(on.parts) > 1
     assert off.ranked()[0].id != expected
     first = on.ranked()[0]
@@ -62,6 +65,42 @@ def test_the_whole_message_puts_first_the_entry_it_means(catalog, question, expe
     assert first.score == pytest.approx(before.get(expected, 0.0) + step)
     # Rank only: the full bodies are the parts' own.
     assert set(on.full_ids) == set(off.full_ids)
+
+
+@pytest.mark.parametrize(
+    "catalog, question, expected",
+    [
+        (
+            "vet",
+            "Meu cachorro comeu chumbinho agora. Devo fazer ele vomitar com água e sal enquanto vou pro veterinário?",
+            "PRIMEIROS_SOCORROS_CASA",
+        ),
+        (
+            "condominio",
+            "Tengo dos coches y un solo lugar para dejarlos abajo. ¿Puedo pagarle a un vecino para usar el suyo?",
+            "ALUGUEL_VAGA",
+        ),
+    ],
+)
+def test_the_whole_message_s_closest_entry_is_ranked_once_more(catalog, question, expected):
+    # The ranking alone leaves the entry second; its first-rank share once more (message_top) puts it first.
+    ranking_only = _index(catalog, weights=RANKING_ONLY).route(question)
+    on = _index(catalog).route(question)
+    assert len(on.parts) > 1
+    assert ranking_only.ranked()[0].id != expected
+    first = on.ranked()[0]
+    assert first.id == expected
+    tops = [n for n in first.why if n["signal"] == "message_top"]
+    assert len(tops) == 1 and "part" not in tops[0]
+    assert [n["rank"] for n in first.why if n["signal"] == "message"] == [1]
+    before = {d.id: d.score for d in ranking_only.ranked()}
+    assert first.score == pytest.approx(before[expected] + DEFAULT_WEIGHTS["message_top"] / (DEFAULT_RRF_K + 1))
+    # Only the closest entry gets it, and no full body moves.
+    assert sum(n["signal"] == "message_top" for d in on.ranked() for n in d.why) == 1
+    assert set(on.full_ids) == set(ranking_only.full_ids)
+    # With the whole message's meaning off there is no closest entry to rank again.
+    off = _index(catalog, weights={**OFF, "message_top": 1.0}).route(question)
+    assert not any(n["signal"].startswith("message") for d in off.ranked() for n in d.why)
 
 
 def test_the_whole_message_is_embedded_once_and_only_when_it_has_several_parts(monkeypatch):
