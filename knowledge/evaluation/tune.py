@@ -242,6 +242,10 @@ GRIDS = {
     "message_top": {
         "weights": [{**DEFAULT_WEIGHTS, "message_top": w} for w in (0.0, 1.0, 2.0, 3.0)],
     },
+    # Both weights of the whole message's ranking together.
+    "message_both": {
+        "weights": [{**DEFAULT_WEIGHTS, "message": m, "message_top": t} for m in (2.0, 3.0, 4.0) for t in (0.0, 1.0)],
+    },
     # The whole message embedded once more, or read from its parts' cosines (no embedding).
     "message_parts": {
         "weights": [{**DEFAULT_WEIGHTS, "message": w} for w in (0.0, 2.0, 3.0, 4.0)],

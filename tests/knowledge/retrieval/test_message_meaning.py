@@ -34,6 +34,20 @@ def _index(catalog, **config):
     return RouterIndex(entries, config=replace(RouterConfig(), **config), dense=dense_of(catalog, entries))
 
 
+def _put_first(catalog, question, expected, before_weights, after_weights):
+    """The message routed with each set of weights: the entry is first only with the second, and the
+    full bodies are the same (rank only: they are the parts' own). Returns the first delivery and the
+    scores before."""
+    before = _index(catalog, weights=before_weights).route(question)
+    after = _index(catalog, weights=after_weights).route(question)
+    assert len(after.parts) > 1
+    assert before.ranked()[0].id != expected
+    first = after.ranked()[0]
+    assert first.id == expected
+    assert set(after.full_ids) == set(before.full_ids)
+    return first, {d.id: d.score for d in before.ranked()}
+
+
 @pytest.mark.parametrize(
     "catalog, question, expected",
     [
@@ -51,20 +65,12 @@ def _index(catalog, **config):
     ],
 )
 def test_the_whole_message_puts_first_the_entry_it_means(catalog, question, expected):
-    off = _index(catalog, weights=OFF).route(question)
-    on = _index(catalog, weights=RANKING_ONLY).route(question)
-    assert len(on.parts) > 1
-    assert off.ranked()[0].id != expected
-    first = on.ranked()[0]
-    assert first.id == expected
+    first, before = _put_first(catalog, question, expected, OFF, RANKING_ONLY)
     notes = [n for n in first.why if n["signal"] == "message"]
     assert len(notes) == 1 and "part" not in notes[0]
     # Its rank's share is added to the entry's best score over the parts.
-    before = {d.id: d.score for d in off.ranked()}
     step = DEFAULT_WEIGHTS["message"] / (DEFAULT_RRF_K + notes[0]["rank"])
     assert first.score == pytest.approx(before.get(expected, 0.0) + step)
-    # Rank only: the full bodies are the parts' own.
-    assert set(on.full_ids) == set(off.full_ids)
 
 
 @pytest.mark.parametrize(
@@ -84,20 +90,14 @@ def test_the_whole_message_puts_first_the_entry_it_means(catalog, question, expe
 )
 def test_the_whole_message_s_closest_entry_is_ranked_once_more(catalog, question, expected):
     # The ranking alone leaves the entry second; its first-rank share once more (message_top) puts it first.
-    ranking_only = _index(catalog, weights=RANKING_ONLY).route(question)
-    on = _index(catalog).route(question)
-    assert len(on.parts) > 1
-    assert ranking_only.ranked()[0].id != expected
-    first = on.ranked()[0]
-    assert first.id == expected
+    first, before = _put_first(catalog, question, expected, RANKING_ONLY, DEFAULT_WEIGHTS)
     tops = [n for n in first.why if n["signal"] == "message_top"]
     assert len(tops) == 1 and "part" not in tops[0]
     assert [n["rank"] for n in first.why if n["signal"] == "message"] == [1]
-    before = {d.id: d.score for d in ranking_only.ranked()}
     assert first.score == pytest.approx(before[expected] + DEFAULT_WEIGHTS["message_top"] / (DEFAULT_RRF_K + 1))
-    # Only the closest entry gets it, and no full body moves.
+    # Only the closest entry gets it.
+    on = _index(catalog).route(question)
     assert sum(n["signal"] == "message_top" for d in on.ranked() for n in d.why) == 1
-    assert set(on.full_ids) == set(ranking_only.full_ids)
     # With the whole message's meaning off there is no closest entry to rank again.
     off = _index(catalog, weights={**OFF, "message_top": 1.0}).route(question)
     assert not any(n["signal"].startswith("message") for d in off.ranked() for n in d.why)
