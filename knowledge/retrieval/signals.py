@@ -749,6 +749,11 @@ _CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_pag
 def _dense_veto(
     index: RouterIndex, signals: _Signals, sims: np.ndarray, mean: float, several: bool, top_lift: float
 ) -> None:
+    """The meaning check of the part's lexical full bodies (``dense_veto_lift`` / ``dense_veto_rank``; a
+    message of one part: ``dense_veto_lift_one_part`` / ``dense_veto_rank_one_part``). Entries an ID or
+    the UI context holds, entries without a vector, and (in a one-part message, unless
+    ``dense_veto_coverage_several``) entries whose BM25 match holds ``dense_veto_coverage`` of the
+    question are left out of it; fetch feedback, applied after, makes its entries eligible again."""
     cfg = index.config
     present = index.dense.present
     max_lift, max_rank = cfg.dense_veto_lift, cfg.dense_veto_rank
