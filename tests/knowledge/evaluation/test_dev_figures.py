@@ -43,17 +43,23 @@ def test_without_the_lexicon_english_parity_falls_when_few_questions_are_embedde
     assert without["en"]["ratio"] < with_lexicon["en"]["ratio"]
 
 
-def test_the_lexicon_still_lifts_parity_when_most_questions_are_embedded():
+def test_the_lexicon_still_lifts_english_and_spanish_when_most_questions_are_embedded():
     # Every part is embedded, so the dense signal carries part of what the lexicon did (hr en parity
     # without the lexicon: 0.82 under "bm25_strong", 0.89 under "covered"); the lexicon still adds to
-    # it. Since the one-part meaning check (eighteenth round) hr's English questions reach parity
-    # without it too (1.00 both ways); Spanish parity (1.00 -> 1.03) and usable (69 -> 73 of 96) still
-    # need it.
-    with_lexicon, with_parity = figures("hr")
-    without, without_parity = figures("hr", lexicon_weight=0.0)
-    assert without_parity["en"]["ratio"] <= with_parity["en"]["ratio"]
-    assert without_parity["es"]["ratio"] < with_parity["es"]["ratio"]
-    assert without["usable"]["ok"] < with_lexicon["usable"]["ok"]
+    # it, for English and for Spanish questions alike. Measured on each language's own questions: since
+    # the one-part meaning check (eighteenth round) the en ÷ pt parity ratio is 1.00 with the lexicon and
+    # without (the check lets one more English group reach its entry without it: 27 -> 28 of 28), while
+    # English questions delivered in usable form still fall without it (24 -> 23 of 32), Spanish ones
+    # too (25 -> 23) and Spanish parity with them (1.03 -> 1.00).
+    with_lexicon = run(RouterConfig(), "hr")
+    without = run(replace(RouterConfig(), lexicon_weight=0.0), "hr")
+
+    def usable(report, lang):
+        return sum(o.usable for o in report.outcomes if o.expected and o.lang == lang)
+
+    assert usable(without, "en") < usable(with_lexicon, "en")
+    assert usable(without, "es") < usable(with_lexicon, "es")
+    assert without.parity()["es"]["ratio"] < with_lexicon.parity()["es"]["ratio"]
 
 
 def _kind_hits(name, kind, **config):
