@@ -218,6 +218,12 @@ GRIDS = {
         "agreed_full_lift": [9.0, 0.02, 0.03, 0.04, 0.05, 0.06],
         "agreed_lexical_rank": [0, 1, 3],
     },
+    # A one-part message's best, its dense top, in full when worded like one of its accepted example
+    # questions (--example-questions; shaping._agreed_full): the closest one's cosine, and the lift.
+    "example_full": {
+        "agreed_example_cosine": [9.0, 0.84, 0.85, 0.86, 0.87, 0.88],
+        "agreed_example_lift": [0.02, 0.025, 0.03, 0.035, 0.04],
+    },
     # Entries with example questions (--example-questions): their own full-body lift, and the share of
     # their closest example question's cosine in their score (0: the blend alone).
     "examples": {
@@ -573,6 +579,8 @@ def main() -> None:
             and ((cand["dense_veto_lift_one_part"] is None) != (cand["dense_veto_rank_one_part"] is None))
         ):
             continue  # with the coverage exemption, the one-part check is set by both or by neither
+        if cand.get("agreed_example_cosine") == 9.0 and cand.get("agreed_example_lift", 0.04) != 0.04:
+            continue  # the lift is read only with the cosine set
         if cand.get("dense_veto_coverage") == 9.0 and cand.get("dense_veto_coverage_several"):
             continue  # no exemption: its scope is not read
         settings = dict(cand)

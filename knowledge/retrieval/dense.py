@@ -285,6 +285,18 @@ class DenseIndex:
         sims[~self.present] = -1.0
         return sims
 
+    def closest_example(self, vector: np.ndarray, slot: int) -> float | None:
+        """The cosine of ``slot``'s closest example question with the question (None: it has none)."""
+        vector = np.asarray(vector, dtype=np.float32)
+        best = None
+        for matrix, slots, starts, keep in self._example_groups:
+            for j in np.flatnonzero(slots == slot):
+                if keep is not None and not keep[j]:
+                    continue
+                end = starts[j + 1] if j + 1 < len(starts) else len(matrix)
+                best = float((matrix[starts[j] : end] @ vector).max())
+        return best
+
     def top_k(self, vector: np.ndarray, k: int, closest_share: float = 0.0) -> tuple[list[tuple[int, float]], float]:
         """The k most similar entries that have a vector, best first (ties: catalog order), and the mean
         cosine (``similarities``, with ``closest_share``)."""

@@ -174,6 +174,12 @@ class RouterConfig:
     # meaning found").
     agreed_full_lift: float = 9.0
     agreed_lexical_rank: int = 3
+    # A message of one part whose best entry is its dense top with lift >= ``agreed_example_lift`` gets
+    # that entry in full when the question's cosine with the entry's closest accepted example question
+    # is at least ``agreed_example_cosine`` (> 1: off): it is worded like a question the entry answers.
+    # Never without accepted example questions.
+    agreed_example_cosine: float = 9.0
+    agreed_example_lift: float = 0.04
     # Share of its rank's fused score a keyword or BM25 hit below the full-body threshold keeps (1: all):
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").

@@ -333,13 +333,18 @@ def _agreed_full(index: RouterIndex, outcomes: list[PartOutcome]) -> None:
     note = _MULTIPART_NOTE if several else _AGREED_NOTE
     for o in outcomes:
         a = o.agreement
-        if a is None or a.lift < floor or a.entry in o.eligible or not o.fused:
+        if a is None or a.entry in o.eligible or not o.fused:
             continue
-        if depth and not 0 < a.lexical_rank <= depth:
+        if a.lift >= floor and (not depth or 0 < a.lexical_rank <= depth):
+            reason = note
+        elif a.closest_example is not None and a.closest_example >= cfg.agreed_example_cosine:
+            # A message of one part worded like one of the entry's accepted example questions.
+            reason = ("agreed_example", 1, f"the best by meaning, close to an example question ({a.closest_example:.3f})")
+        else:
             continue
         if a.entry == max(o.fused, key=lambda i: (o.fused[i], -i)):
             o.eligible.add(a.entry)
-            o.why.setdefault(a.entry, []).append(note)
+            o.why.setdefault(a.entry, []).append(reason)
 
 
 def _strict_rules(index: RouterIndex) -> frozenset[int]:

@@ -80,12 +80,14 @@ def note_as_dict(note: Note) -> dict[str, Any]:
 
 @dataclass(frozen=True)
 class Agreement:
-    """A part's dense top (never a procedure): its lift over the catalog's mean cosine and its best rank by
-    BM25 or keywords (0: found by neither)."""
+    """A part's dense top (never a procedure): its lift over the catalog's mean cosine, its best rank by
+    BM25 or keywords (0: found by neither) and, in a message of one part, the cosine of its closest
+    accepted example question with the question (None: not measured, or it has none)."""
 
     entry: int
     lift: float
     lexical_rank: int
+    closest_example: float | None = None
 
 
 @dataclass
@@ -718,7 +720,7 @@ def _damp_weak(cfg, signals: _Signals, fused: dict[int, float]) -> None:
                 fused[i] -= cut / (k + rank)
 
 
-def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
+def _agreement(index: RouterIndex, signals: _Signals, several: bool) -> Agreement | None:
     """The part's dense top, with what shaping needs to judge whether words and meaning agree on it.
 
     Shaping gives it a full body when it is also the part's best and clears the lift and lexical rank
@@ -729,7 +731,8 @@ def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
     """
     cfg = index.config
     lift = signals.dense_top_lift
-    if lift is None or lift < min(cfg.multipart_full_lift, cfg.agreed_full_lift):
+    floor = cfg.multipart_full_lift if several else min(cfg.agreed_full_lift, cfg.agreed_example_lift)
+    if lift is None or lift < floor:
         return None
     top = signals.rankings["dense"][0]
     if index.entries[top].kind == KIND_PROCEDURE:
@@ -737,7 +740,10 @@ def _agreement(index: RouterIndex, signals: _Signals) -> Agreement | None:
     ranks = [
         r.index(top) + 1 for r in (signals.rankings.get("bm25", ()), signals.rankings.get("keyword", ())) if top in r
     ]
-    return Agreement(top, lift, min(ranks, default=0))
+    closest = None
+    if not several and cfg.agreed_example_cosine <= 1.0 and lift >= cfg.agreed_example_lift:
+        closest = index.dense.closest_example(signals.vector, top)
+    return Agreement(top, lift, min(ranks, default=0), closest)
 
 
 # The signals whose strong hits the meaning check can veto, and whose share a vetoed hit loses.
@@ -948,6 +954,6 @@ def route_part(
         base_ranking,
         features,
         frozenset(signals.rankings.get("feedback", ())),
-        _agreement(index, signals),
+        _agreement(index, signals, several),
         signals.dense_sims[0] if signals.dense_sims is not None else None,
     )

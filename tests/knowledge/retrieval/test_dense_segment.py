@@ -297,3 +297,12 @@ def test_an_overlay_keeps_the_base_example_rows_and_overlays_the_edited_ones(tmp
     queries.append(np.frombuffer(base_examples["P4"], "<f4").reshape(-1, DIM)[0])  # P4's old rows count no more
     _same_ranking(overlay, fresh, queries)
     assert overlay.top_k(queries[1], 1, 0.9)[0][0][0] == 6
+    # Each slot's closest example question is the one its current rows give (the edited rows of P3 and
+    # P6, none left for P4 and the dead P5), as on an index built fresh.
+    for query in queries:
+        closest = fresh.similarities(query, 1.0)
+        for slot in range(len(ids)):
+            if slot in (3, 6, 8, 9, 30):
+                assert overlay.closest_example(query, slot) == pytest.approx(float(closest[slot]), abs=1e-6)
+            else:
+                assert overlay.closest_example(query, slot) is None
