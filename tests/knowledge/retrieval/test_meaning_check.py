@@ -98,23 +98,27 @@ def test_an_out_of_domain_question_matching_common_words_gets_nothing_in_full():
 
 def test_a_one_part_message_gets_a_tighter_meaning_check():
     # "Vai chover em Campinas amanhã à tarde?" on a condominium's catalog: its words meet a booking-
-    # cancellation article (weather, "tarde"), which the question's meaning ranks fourth, with
-    # almost no lift: within the dense top 5 that every part is allowed, outside the top 3 of a
-    # one-part message (dense_veto_rank_one_part, chosen by leave-one-catalog-out in the eighteenth
-    # round: docs/retrieval.md, "The one-part meaning check, with the question's own words exempt").
+    # cancellation article (weather, "tarde"), which the question's meaning ranks fourth to sixth, with
+    # almost no lift (0.010): outside the top 3 of a one-part message (dense_veto_rank_one_part, chosen by
+    # leave-one-catalog-out in the eighteenth round: docs/retrieval.md, "The one-part meaning check, with
+    # the question's own words exempt"). Its rank among the ties from fourth to tenth (0.004 apart) moves
+    # with the machine's float arithmetic (sixth on one CPU, fifth on another), so the parts' check is
+    # widened here to the top 10: the test shows which check a message of one part gets, whichever tie.
     from knowledge.offline_catalog import example_questions_file, folder_index
     from knowledge.retrieval.signals import route_part
 
     folder = CATALOGS / "condominio"
     examples = example_questions_file(folder / "example_questions.proposed.json")
     question = "Vai chover em Campinas amanhã à tarde?"
-    index = folder_index(folder / "packages", RouterConfig(), examples=examples)
+    assert folder_index(folder / "packages", RouterConfig(), examples=examples).route(question).full_ids == []
+    wide = replace(RouterConfig(), dense_veto_rank=10)
+    index = folder_index(folder / "packages", wide, examples=examples)
     assert index.route(question).full_ids == []
-    loose = replace(RouterConfig(), dense_veto_lift_one_part=None, dense_veto_rank_one_part=None)
+    loose = replace(wide, dense_veto_lift_one_part=None, dense_veto_rank_one_part=None)
     assert folder_index(folder / "packages", loose, examples=examples).route(question).full_ids == [
         "CANCELAMENTO_RESERVA"
     ]
-    # The same text as a part of a longer message keeps the wider check.
+    # The same text as a part of a longer message gets the parts' check.
     slot = index.position["CANCELAMENTO_RESERVA"]
     alone = route_part(index, question, focus=None, parents=(), page=None, feedback={}, several=False)
     among = route_part(index, question, focus=None, parents=(), page=None, feedback={}, several=True)
