@@ -224,6 +224,10 @@ GRIDS = {
         "agreed_example_cosine": [9.0, 0.84, 0.85, 0.86, 0.87, 0.88],
         "agreed_example_lift": [0.02, 0.025, 0.03, 0.035, 0.04],
     },
+    # A message of several parts: the whole message's closest entry in full when first (shaping._message_full).
+    "message_full": {
+        "message_full_lift": [9.0, 0.03, 0.035, 0.04, 0.045, 0.05],
+    },
     # Entries with example questions (--example-questions): their own full-body lift, and the share of
     # their closest example question's cosine in their score (0: the blend alone).
     "examples": {

@@ -184,6 +184,10 @@ class RouterConfig:
     # a paraphrase's few common words (a weak match) no longer tie the entry its meaning points at.
     # Chosen by leave-one-catalog-out (every fold of ten: 0.25; docs/retrieval.md, "Weak lexical hits").
     weak_lexical_factor: float = 0.25
+    # In a message of several parts, the whole message's closest entry arrives in full when it is also
+    # first in the merged ranking and stands at least this far above the catalog's mean cosine (> 2:
+    # off; shaping._message_full).
+    message_full_lift: float = 9.0
     # The whole message's meaning (weights["message"], index.message_meaning) read from its parts' cosines
     # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
     # one more embedding of the whole message.

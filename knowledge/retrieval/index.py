@@ -493,9 +493,9 @@ class RouterIndex:
         return result
 
 
-def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float]] | None:
-    """The entries closest in meaning to a whole message of several parts, as (entry, cosine), best
-    first (``dense_top_k``): a context sentence and the question after it ("I'm moving to Portugal with
+def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float, float]] | None:
+    """The entries closest in meaning to a whole message of several parts, as (entry, cosine, lift over
+    the catalog's mean cosine), best first (``dense_top_k``): a context sentence and the question after it ("I'm moving to Portugal with
     my cat. What paperwork does she need?") are routed as two parts, and neither alone says what the
     message means. None when the signal is off, when no part was embedded (the dense signal off, or its
     gate found every part's words enough) or when the cascade answered a part."""
@@ -513,5 +513,5 @@ def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[in
         if vector is None:
             return None
         sims = dense.similarities(vector, cfg.dense_closest_example_share)
-    ranked, _mean = dense.top_of(sims, cfg.dense_top_k)
-    return ranked or None
+    ranked, mean = dense.top_of(sims, cfg.dense_top_k)
+    return [(i, sim, sim - mean) for i, sim in ranked] or None

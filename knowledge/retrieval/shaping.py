@@ -218,12 +218,14 @@ def _meaning(outcomes: list[PartOutcome]) -> np.ndarray | None:
     return np.maximum.reduce(arrays)
 
 
-def _add_message_ranking(cfg, ranking: list[tuple[int, float]], best_score: dict[int, float], why) -> None:
+def _add_message_ranking(cfg, ranking: list[tuple[int, float, float]], best_score: dict[int, float], why) -> None:
     """The whole message's closest entries, each its rank's share (weight ``message``) added to its best
     score over the parts, and the closest one's first-rank share once more (weight ``message_top``):
     rank only, never a full body (index.message_meaning). ``best_score`` and ``why`` are the merge's own
     (several parts), so nothing of a part's outcome changes."""
-    for r, ((i, sim), step) in enumerate(zip(ranking, rrf_steps(cfg.weights["message"], cfg.rrf_k, len(ranking))), 1):
+    for r, ((i, sim, _lift), step) in enumerate(
+        zip(ranking, rrf_steps(cfg.weights["message"], cfg.rrf_k, len(ranking))), 1
+    ):
         best_score[i] = best_score.get(i, 0.0) + step
         note = ("message", r, f"the whole message's similarity {sim:.3f}")
         known = why.get(i)
@@ -236,6 +238,20 @@ def _add_message_ranking(cfg, ranking: list[tuple[int, float]], best_score: dict
         top = ranking[0][0]
         best_score[top] += top_weight / (cfg.rrf_k + 1)
         why[top].append(("message_top", 1, "the closest entry to the whole message: ranked once more"))
+
+
+def _message_full(index: RouterIndex, ranking, relevant: list[int], why) -> int | None:
+    """The whole message's closest entry, when it is also first in the merged ranking and stands at least
+    ``message_full_lift`` above the catalog's mean cosine (never a procedure): the message's own answer,
+    which no part alone may have made eligible (a context sentence and a bare "what do I do?")."""
+    cfg = index.config
+    if not ranking or not relevant or cfg.message_full_lift > 2.0:
+        return None
+    top, _sim, lift = ranking[0]
+    if top != relevant[0] or lift < cfg.message_full_lift or index.entries[top].kind == KIND_PROCEDURE:
+        return None
+    why[top].append(("message_full", 1, f"first, and the whole message's closest entry (lift {lift:.3f})"))
+    return top
 
 
 @dataclass
@@ -270,11 +286,24 @@ def _merge_parts(outcomes: list[PartOutcome]) -> tuple[dict[int, float], dict[in
 
 
 def _fill_full(
-    index: RouterIndex, outcomes: list[PartOutcome], relevant: list[int], budget: _Budget, per_part_max: int
+    index: RouterIndex,
+    outcomes: list[PartOutcome],
+    relevant: list[int],
+    budget: _Budget,
+    per_part_max: int,
+    message_first: int | None = None,
 ) -> tuple[list[int], set[int]]:
-    """Each part's best, then strict rules, then each part's next best in turn; returns (full, over budget)."""
+    """The whole message's own full body (``message_first``) when it fits, each part's best, then strict
+    rules, then each part's next best in turn; returns (full, over budget)."""
     full_set: list[int] = []
     over_budget: set[int] = set()
+    if message_first is not None:
+        cost = index.body_tokens(message_first)
+        if cost <= budget.limit:
+            full_set.append(message_first)
+            budget.used += cost
+        else:
+            over_budget.add(message_first)
     queues = [full_queue(index, o) for o in outcomes]
     heads = [0] * len(outcomes)  # next position in each queue
     taken = [0] * len(outcomes)
@@ -339,7 +368,11 @@ def _agreed_full(index: RouterIndex, outcomes: list[PartOutcome]) -> None:
             reason = note
         elif a.closest_example is not None and a.closest_example >= cfg.agreed_example_cosine:
             # A message of one part worded like one of the entry's accepted example questions.
-            reason = ("agreed_example", 1, f"the best by meaning, close to an example question ({a.closest_example:.3f})")
+            reason = (
+                "agreed_example",
+                1,
+                f"the best by meaning, close to an example question ({a.closest_example:.3f})",
+            )
         else:
             continue
         if a.entry == max(o.fused, key=lambda i: (o.fused[i], -i)):
@@ -381,7 +414,7 @@ def shape(
     *,
     budget_tokens: int | None,
     max_full: int | None,
-    message_ranking: list[tuple[int, float]] | None = None,
+    message_ranking: list[tuple[int, float, float]] | None = None,
 ) -> RouteResult:
     cfg = index.config
     n_parts = max(len(outcomes), 1)
@@ -405,7 +438,8 @@ def shape(
     # Best score first; ties by meaning, then position.
     meaning = _meaning(outcomes)
     relevant = _best_first(best_score, meaning)
-    full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max)
+    message_first = _message_full(index, message_ranking, relevant, why) if len(outcomes) > 1 else None
+    full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max, message_first)
 
     full: list[Row] = []
     listed: list[Row] = []

@@ -135,3 +135,50 @@ def test_a_question_worded_like_an_example_gets_its_entry_first_and_in_full():
     mixed.dense.attach_examples({0: np.stack([_vector(y=1.0), _vector(x=1.0)])})
     result = mixed.route("xyzzy plugh?")
     assert result.ranked()[0].id == "FIRST" and result.full_ids == ["FIRST"]
+
+
+# ------------------------------- a one-part message worded like an example question (shaping._agreed_full)
+
+# FIRST's mixed cosine 0.5525 against the others' 0.5: lift 0.035, under the multi-part rule's 0.04 and
+# the blended entries' full-body lift (0.05), so only its closest example question can give it a body.
+MIXED = 0.5525
+EXAMPLE_FULL = replace(RouterConfig(), agreed_example_cosine=0.86, agreed_example_lift=0.03)
+
+
+def _worded_like(closest: float, config: RouterConfig = EXAMPLE_FULL) -> RouterIndex:
+    """The router of ``_router`` with FIRST blended, one of its two example questions at ``closest``
+    cosine with the question, and its blend set so that its mixed cosine stays ``MIXED``."""
+    share = RouterConfig().dense_closest_example_share
+    blend = (MIXED - share * closest) / (1 - share)
+    index = _router(_vector(x=blend, y=(0.92**2 - blend**2) ** 0.5), config)
+    index.dense.attach_examples({0: np.stack([_vector(x=closest, y=(1 - closest**2) ** 0.5), _vector(y=1.0)])})
+    return index
+
+
+def test_a_one_part_message_worded_like_an_example_question_gets_its_entry_in_full():
+    index = _worded_like(0.9)
+    assert index.dense.closest_example(_vector(x=1.0), 0) == pytest.approx(0.9)
+    assert index.dense.closest_example(_vector(x=1.0), 1) is None
+    result = index.route("xyzzy plugh?")
+    first = result.ranked()[0]
+    assert first.id == "FIRST" and result.full_ids == ["FIRST"]
+    assert [n["detail"] for n in first.why if n["signal"] == "agreed_example"] == [
+        "the best by meaning, close to an example question (0.900)"
+    ]
+    # Off (the shipped setting: leave-one-catalog-out found no held-out gain), the same cosines give none.
+    shipped = _worded_like(0.9, replace(EXAMPLE_FULL, agreed_example_cosine=RouterConfig().agreed_example_cosine))
+    assert shipped.route("xyzzy plugh?").full_ids == []
+
+
+def test_an_example_question_further_away_or_a_lower_lift_gives_no_body():
+    far = _worded_like(0.8)
+    assert far.route("xyzzy plugh?").ranked()[0].id == "FIRST"
+    assert far.route("xyzzy plugh?").full_ids == []
+    near = _worded_like(0.9, replace(EXAMPLE_FULL, agreed_example_lift=0.04))
+    assert near.route("xyzzy plugh?").full_ids == []
+
+
+def test_a_part_of_a_longer_message_is_not_judged_by_its_example_questions():
+    result = _worded_like(0.9).route("xyzzy plugh? plover frotz?")
+    assert len(result.parts) == 2 and result.ranked()[0].id == "FIRST"
+    assert result.full_ids == []

@@ -1,0 +1,71 @@
+"""The whole message's closest entry in full (``message_full_lift``, shaping._message_full): measured, off.
+
+A message of several parts whose whole meaning points at one entry (a context sentence and a bare "what
+do I do?") may have no part that makes the entry eligible. The rule gives it a body when it is also first
+in the merged ranking and its lift over the catalog's mean cosine reaches ``message_full_lift``.
+Leave-one-catalog-out found no held-out gain (docs/retrieval.md, "Two full-body rules measured"): off.
+"""
+
+from dataclasses import replace
+
+import numpy as np
+
+from common.text import retrieval_embeddings
+from knowledge.retrieval import Entry, RouterConfig, RouterIndex
+from knowledge.retrieval.dense import DenseIndex
+
+MESSAGE = "xyzzy plugh? plover frotz?"  # two parts, no word the catalog knows
+
+
+def _vector(x: float, axis: int) -> np.ndarray:
+    """A unit vector at cosine ``x`` with the question's (the first axis), the rest on ``axis``."""
+    v = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
+    v[0], v[axis] = x, (1 - x**2) ** 0.5
+    return v
+
+
+def _router(config: RouterConfig, first_kind: str = "knowledge") -> RouterIndex:
+    """FIRST at cosine 0.5525 with every part and the whole message, the others at 0.5: lift 0.035, under
+    every other full-body rule (a part's 0.04, a one-part message's 0.07)."""
+    entries = [
+        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa.", kind=first_kind),
+        Entry("SECOND", "Beta", summary="Beta.", body="Beta beta."),
+        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
+    ]
+    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
+    question[0] = 1.0
+    rows = [_vector(0.5525, 1), _vector(0.5, 2), _vector(0.5, 3)]
+    return RouterIndex(entries, config=config, dense=DenseIndex.from_rows(rows, embed_query=lambda text: question))
+
+
+ON = replace(RouterConfig(), message_full_lift=0.03)
+
+
+def test_the_whole_messages_closest_entry_arrives_in_full_when_first():
+    result = _router(ON).route(MESSAGE)
+    assert len(result.parts) == 2 and result.full_ids == ["FIRST"]
+    notes = [n for n in result.full[0].why if n["signal"] == "message_full"]
+    assert len(notes) == 1 and "lift 0.035" in notes[0]["detail"]
+    # The shipped setting (off) and a floor above the lift give none.
+    assert _router(RouterConfig()).route(MESSAGE).full_ids == []
+    assert _router(replace(ON, message_full_lift=0.04)).route(MESSAGE).full_ids == []
+
+
+def test_never_a_procedure_nor_a_message_of_one_part():
+    assert _router(ON, first_kind="procedure").route(MESSAGE).full_ids == []
+    assert _router(ON).route("xyzzy plugh?").full_ids == []
+
+
+def test_not_when_another_entry_is_first():
+    # The part "plover" is SECOND's title word and means SECOND: SECOND comes first, FIRST (the whole
+    # message's closest entry) stays listed.
+    base = _router(ON)
+    question, second = base.dense.query_vector("x"), base.dense.vector(1)
+    dense = DenseIndex.from_rows(
+        [base.dense.vector(i) for i in range(3)],
+        embed_query=lambda text: second if text.strip(" ?").lower() == "plover" else question,
+    )
+    entries = [base.entries[0], Entry("SECOND", "Plover", summary="Plover.", body="Plover plover."), base.entries[2]]
+    result = RouterIndex(entries, config=ON, dense=dense).route("xyzzy plugh? plover?")
+    assert len(result.parts) == 2 and result.ranked()[0].id == "SECOND"
+    assert "FIRST" in {d.id for d in result.listed} and "FIRST" not in result.full_ids
