@@ -77,9 +77,11 @@ def test_the_whole_message_puts_first_the_entry_it_means(catalog, question, expe
     "catalog, question, expected",
     [
         (
-            "vet",
-            "Meu cachorro comeu chumbinho agora. Devo fazer ele vomitar com água e sal enquanto vou pro veterinário?",
-            "PRIMEIROS_SOCORROS_CASA",
+            # (The vet catalog's "Meu cachorro comeu chumbinho agora…" was the example here: its first part
+            # ties two entries' cosines within 0.001, and on another CPU's float arithmetic it stays second.)
+            "insurance",
+            "Estourou um cano no banheiro e a água está descendo pela escada. Vocês mandam alguém agora, de madrugada?",
+            "ASSISTENCIA_24H_RESIDENCIAL",
         ),
         (
             "condominio",
