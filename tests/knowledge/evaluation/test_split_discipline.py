@@ -21,6 +21,8 @@ HELD_OUT = (
     "vet",
     "energia",
     "condominio",
+    "biblioteca",
+    "transporte",
 )
 NAMES = ("sample", *HELD_OUT)
 
