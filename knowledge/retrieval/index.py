@@ -495,9 +495,9 @@ class RouterIndex:
 
 def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float, float]] | None:
     """The entries closest in meaning to a whole message of several parts, as (entry, cosine, lift over
-    the catalog's mean cosine), best first (``dense_top_k``): a context sentence and the question after it ("I'm moving to Portugal with
-    my cat. What paperwork does she need?") are routed as two parts, and neither alone says what the
-    message means. None when the signal is off, when no part was embedded (the dense signal off, or its
+    the catalog's mean cosine), best first (``dense_top_k``): a context sentence and the question after
+    it ("I'm moving to Portugal with my cat. What paperwork does she need?") are routed as two parts, and
+    neither alone says what the message means. None when the signal is off, when no part was embedded (the dense signal off, or its
     gate found every part's words enough) or when the cascade answered a part."""
     cfg = index.config
     dense = index.dense
