@@ -232,6 +232,11 @@ GRIDS = {
     "message_full": {
         "message_full_lift": [9.0, 0.03, 0.035, 0.04, 0.045, 0.05],
     },
+    # A message of several parts whose whole meaning points at no entry: its parts' word bodies listed
+    # (shaping._message_floor).
+    "message_floor": {
+        "message_lift_floor": [0.0, 0.018, 0.02, 0.022, 0.024, 0.026],
+    },
     # Entries with example questions (--example-questions): their own full-body lift, and the share of
     # their closest example question's cosine in their score (0: the blend alone).
     "examples": {

@@ -188,6 +188,9 @@ class RouterConfig:
     # first in the merged ranking and stands at least this far above the catalog's mean cosine (> 2:
     # off; shaping._message_full).
     message_full_lift: float = 9.0
+    # In a message of several parts, when the whole message's closest entry stands less than this above the
+    # catalog's mean cosine, the parts' keyword and BM25 full bodies are listed (0: off; shaping._message_floor).
+    message_lift_floor: float = 0.0
     # The whole message's meaning (weights["message"], index.message_meaning) read from its parts' cosines
     # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
     # one more embedding of the whole message.

@@ -15,7 +15,7 @@ import numpy as np
 
 from .entries import KIND_PROCEDURE, KIND_RULE
 from .fusion import rrf_steps
-from .signals import Note, note_as_dict
+from .signals import LEXICAL_SIGNALS, Note, note_as_dict
 
 if TYPE_CHECKING:
     from .index import RouterIndex
@@ -240,12 +240,32 @@ def _add_message_ranking(cfg, ranking: list[tuple[int, float, float]], best_scor
         why[top].append(("message_top", 1, "the closest entry to the whole message: ranked once more"))
 
 
-def _message_full(index: RouterIndex, ranking, relevant: list[int], why) -> int | None:
+def _message_floor(index: RouterIndex, outcomes: list[PartOutcome], ranking) -> None:
+    """When the whole message's closest entry stands less than ``message_lift_floor`` above the catalog's
+    mean cosine (its meaning points at no entry), the parts' keyword and BM25 full bodies are listed: a
+    word of a short part ("sábado" in "¿Va a llover el fin de semana? Quería hacer un asado el sábado.")
+    is not a reason to hand its entry over. An entry fetch feedback promoted keeps its body (an ID or
+    the UI context hold theirs anyway: they make it eligible in every part, and a part they answer alone
+    leaves the message unembedded)."""
+    floor = index.config.message_lift_floor
+    if not floor or not ranking or len(outcomes) < 2 or ranking[0][2] >= floor:
+        return
+    lift = ranking[0][2]
+    for o in outcomes:
+        for i in sorted(o.eligible):
+            signals = {n[0] for n in o.why.get(i, ())}
+            if i in o.promoted or signals.isdisjoint(LEXICAL_SIGNALS):
+                continue
+            o.eligible.discard(i)
+            o.why[i].append(("message_floor", 0, f"the whole message's meaning points at no entry (lift {lift:.3f})"))
+
+
+def _message_full(index: RouterIndex, outcomes: list[PartOutcome], ranking, relevant: list[int], why) -> int | None:
     """The whole message's closest entry, when it is also first in the merged ranking and stands at least
     ``message_full_lift`` above the catalog's mean cosine (never a procedure): the message's own answer,
     which no part alone may have made eligible (a context sentence and a bare "what do I do?")."""
     cfg = index.config
-    if not ranking or not relevant or cfg.message_full_lift > 2.0:
+    if not ranking or not relevant or cfg.message_full_lift > 2.0 or len(outcomes) < 2:
         return None
     top, _sim, lift = ranking[0]
     if top != relevant[0] or lift < cfg.message_full_lift or index.entries[top].kind == KIND_PROCEDURE:
@@ -421,6 +441,7 @@ def shape(
     per_part_budget = cfg.budget_tokens if budget_tokens is None else budget_tokens
     per_part_max = cfg.max_full_per_part if max_full is None else max_full
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
+    _message_floor(index, outcomes, message_ranking)
     _agreed_full(index, outcomes)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
     if message_ranking and len(outcomes) > 1:
@@ -438,7 +459,7 @@ def shape(
     # Best score first; ties by meaning, then position.
     meaning = _meaning(outcomes)
     relevant = _best_first(best_score, meaning)
-    message_first = _message_full(index, message_ranking, relevant, why) if len(outcomes) > 1 else None
+    message_first = _message_full(index, outcomes, message_ranking, relevant, why)
     full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max, message_first)
 
     full: list[Row] = []

@@ -747,9 +747,9 @@ def _agreement(index: RouterIndex, signals: _Signals, several: bool) -> Agreemen
 
 
 # The signals whose strong hits the meaning check can veto, and whose share a vetoed hit loses.
-_LEXICAL_SIGNALS = ("keyword", "bm25")
+LEXICAL_SIGNALS = ("keyword", "bm25")
 # Signals whose full-body eligibility the dense meaning check never takes away.
-_CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_page"})
+CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_page"})
 
 
 def _dense_veto(
@@ -778,7 +778,7 @@ def _dense_veto(
     coverage = signals.bm25_coverage
     for i in sorted(signals.eligible):
         # An entry without a vector has no meaning to check against.
-        if not present[i] or i in keyword_held or any(n[0] in _CONTEXT_SIGNALS for n in signals.why.get(i, ())):
+        if not present[i] or i in keyword_held or any(n[0] in CONTEXT_SIGNALS for n in signals.why.get(i, ())):
             continue
         if coverage.get(i, 0.0) >= covered:
             continue  # the question's words are the entry's: they need no meaning to vouch for them
@@ -790,7 +790,7 @@ def _dense_veto(
             if damp:
                 # Words the question's meaning does not come near, while it points elsewhere: they count
                 # as a weak match does.
-                for name in _LEXICAL_SIGNALS:
+                for name in LEXICAL_SIGNALS:
                     ranking = signals.rankings.get(name)
                     if ranking and i in ranking and all(j != i for _, j in signals.weak.get(name, ())):
                         signals.weak.setdefault(name, []).append((ranking.index(i) + 1, i))

@@ -1,9 +1,12 @@
-"""The whole message's closest entry in full (``message_full_lift``, shaping._message_full): measured, off.
+"""Two rules on a message of several parts, measured and off (docs/retrieval.md, "Three full-body rules
+measured, not shipped"): the whole message's closest entry in full (``message_full_lift``,
+shaping._message_full), and its parts' word bodies listed when the whole message means nothing in the
+catalog (``message_lift_floor``, shaping._message_floor).
 
 A message of several parts whose whole meaning points at one entry (a context sentence and a bare "what
 do I do?") may have no part that makes the entry eligible. The rule gives it a body when it is also first
 in the merged ranking and its lift over the catalog's mean cosine reaches ``message_full_lift``.
-Leave-one-catalog-out found no held-out gain (docs/retrieval.md, "Two full-body rules measured"): off.
+Leave-one-catalog-out found no held-out gain (docs/retrieval.md, "Three full-body rules measured, not shipped"): off.
 """
 
 from dataclasses import replace
@@ -69,3 +72,39 @@ def test_not_when_another_entry_is_first():
     result = RouterIndex(entries, config=ON, dense=dense).route("xyzzy plugh? plover?")
     assert len(result.parts) == 2 and result.ranked()[0].id == "SECOND"
     assert "FIRST" in {d.id for d in result.listed} and "FIRST" not in result.full_ids
+
+
+# ------------------------------------- a message whose whole meaning points nowhere (shaping._message_floor)
+
+
+def _flat(config: RouterConfig) -> RouterIndex:
+    """Every entry at the same cosine with every text (lift 0): only words tell them apart. SECOND is
+    the only one whose title word ("plover") a part holds."""
+    entries = [
+        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa."),
+        Entry("SECOND", "Plover", summary="Plover.", body="Plover plover.", semantic_ids=("app.plover",)),
+        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
+    ]
+    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
+    question[0] = 1.0
+    rows = [_vector(0.5, 1), _vector(0.5, 2), _vector(0.5, 3)]
+    return RouterIndex(entries, config=config, dense=DenseIndex.from_rows(rows, embed_query=lambda text: question))
+
+
+FLOOR = replace(RouterConfig(), message_lift_floor=0.02)
+
+
+def test_a_part_s_word_body_is_listed_when_the_whole_message_means_nothing_in_the_catalog():
+    message = "xyzzy frotz? plover?"
+    assert _flat(RouterConfig()).route(message).full_ids == ["SECOND"]  # off (the shipped setting)
+    result = _flat(FLOOR).route(message)
+    assert len(result.parts) == 2 and result.full_ids == []
+    second = next(d for d in result.listed if d.id == "SECOND")
+    assert [n["detail"] for n in second.why if n["signal"] == "message_floor"] == [
+        "the whole message's meaning points at no entry (lift 0.000)"
+    ]
+    # Fetched after being listed for that part: it keeps its body. A message of one part is not judged
+    # by this rule.
+    fed = _flat(FLOOR).route(message, feedback=lambda key: {"SECOND": 1.0} if "plov" in key else {})
+    assert fed.full_ids == ["SECOND"]
+    assert _flat(FLOOR).route("plover?").full_ids == ["SECOND"]
