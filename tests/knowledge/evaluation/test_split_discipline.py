@@ -23,6 +23,8 @@ HELD_OUT = (
     "condominio",
     "biblioteca",
     "transporte",
+    "aereo",
+    "mercado",
 )
 NAMES = ("sample", *HELD_OUT)
 
