@@ -233,11 +233,18 @@ GRIDS = {
     # A message of several parts: the whole message's closest entry in full when first (shaping._message_full).
     "message_full": {
         "message_full_lift": [9.0, 0.03, 0.035, 0.04, 0.045, 0.05],
+        "message_full_lift_examples": [9.0, 0.03, 0.035, 0.04, 0.045, 0.05],
     },
     # A message of several parts whose whole meaning points at no entry: its parts' word bodies listed
-    # (shaping._message_floor).
+    # (shaping._message_floor). Both kinds of entry set alike (with --example-questions every entry has them).
     "message_floor": {
         "message_lift_floor": [0.0, 0.018, 0.02, 0.022, 0.024, 0.026],
+        "message_lift_floor_examples": [0.0, 0.018, 0.02, 0.022, 0.024, 0.026],
+    },
+    # The two whole-message rules together, for entries with example questions (--example-questions).
+    "message_examples": {
+        "message_full_lift_examples": [9.0, 0.03, 0.035, 0.04],
+        "message_lift_floor_examples": [0.0, 0.022],
     },
     # Entries with example questions (--example-questions): their own full-body lift, and the share of
     # their closest example question's cosine in their score (0: the blend alone).
@@ -549,6 +556,29 @@ def feedback_loco(base: RouterConfig, data) -> dict:
     return out
 
 
+def skipped(cand: dict) -> bool:
+    """Whether a grid's candidate repeats another (a setting its other settings make unread)."""
+    if cand.get("dense_gate", "covered") != "covered" and cand.get("dense_gate_coverage", 0.7) != 0.7:
+        return True  # the coverage floor is read by the "covered" gate only
+    if "weights" in cand and not cand["weights"].get("questions", 1.0) and settings_moved(cand, "questions_"):
+        return True  # the questions signal's settings are read only when it has a weight
+    if (
+        "dense_veto_lift_one_part" in cand
+        and "dense_veto_coverage" in cand
+        and ((cand["dense_veto_lift_one_part"] is None) != (cand["dense_veto_rank_one_part"] is None))
+    ):
+        return True  # with the coverage exemption, the one-part check is set by both or by neither
+    if "message_full_lift" in cand and cand["message_full_lift"] != cand["message_full_lift_examples"]:
+        return True  # message_full: both kinds of entry set alike (one of them is read per mode)
+    if "message_lift_floor" in cand and cand["message_lift_floor"] != cand["message_lift_floor_examples"]:
+        return True  # message_floor: likewise
+    if cand.get("agreed_example_cosine") == 9.0 and cand.get("agreed_example_lift", 0.04) != 0.04:
+        return True  # the lift is read only with the cosine set
+    if cand.get("dense_veto_coverage") == 9.0 and cand.get("dense_veto_coverage_several"):
+        return True  # no exemption: its scope is not read
+    return False
+
+
 def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--grid", default="crosslang", choices=sorted(GRIDS))
@@ -584,20 +614,8 @@ def main() -> None:
         return
     rows = []
     for cand in candidates(GRIDS[args.grid]):
-        if cand.get("dense_gate", "covered") != "covered" and cand.get("dense_gate_coverage", 0.7) != 0.7:
-            continue  # the coverage floor is read by the "covered" gate only
-        if "weights" in cand and not cand["weights"].get("questions", 1.0) and settings_moved(cand, "questions_"):
-            continue  # the questions signal's settings are read only when it has a weight
-        if (
-            "dense_veto_lift_one_part" in cand
-            and "dense_veto_coverage" in cand
-            and ((cand["dense_veto_lift_one_part"] is None) != (cand["dense_veto_rank_one_part"] is None))
-        ):
-            continue  # with the coverage exemption, the one-part check is set by both or by neither
-        if cand.get("agreed_example_cosine") == 9.0 and cand.get("agreed_example_lift", 0.04) != 0.04:
-            continue  # the lift is read only with the cosine set
-        if cand.get("dense_veto_coverage") == 9.0 and cand.get("dense_veto_coverage_several"):
-            continue  # no exemption: its scope is not read
+        if skipped(cand):
+            continue
         settings = dict(cand)
         body_chars = settings.pop("body_chars", PASSAGE_BODY_CHARS)
         config = replace(base, **settings)

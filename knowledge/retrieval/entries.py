@@ -186,11 +186,18 @@ class RouterConfig:
     weak_lexical_factor: float = 0.25
     # In a message of several parts, the whole message's closest entry arrives in full when it is also
     # first in the merged ranking and stands at least this far above the catalog's mean cosine (> 2:
-    # off; shaping._message_full).
+    # off; shaping._message_full). Per kind of vector, as ``dense_full_lift`` / ``dense_full_lift_examples``:
+    # an entry with accepted example questions scores by the blend and its closest question, and its lifts
+    # run otherwise. Chosen by leave-one-catalog-out on sixteen dev splits (docs/retrieval.md, "The whole
+    # message decides bodies, for entries with example questions"): every fold picks 0.03 with
+    # example questions; without them no setting gains held out, so off.
     message_full_lift: float = 9.0
+    message_full_lift_examples: float = 0.03
     # In a message of several parts, when the whole message's closest entry stands less than this above the
     # catalog's mean cosine, the parts' keyword and BM25 full bodies are listed (0: off; shaping._message_floor).
+    # Per kind of vector as above: every fold picks 0.022 with example questions, none without.
     message_lift_floor: float = 0.0
+    message_lift_floor_examples: float = 0.022
     # The whole message's meaning (weights["message"], index.message_meaning) read from its parts' cosines
     # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
     # one more embedding of the whole message.

@@ -242,15 +242,19 @@ def _add_message_ranking(cfg, ranking: list[tuple[int, float, float]], best_scor
 
 def _message_floor(index: RouterIndex, outcomes: list[PartOutcome], ranking) -> None:
     """When the whole message's closest entry stands less than ``message_lift_floor`` above the catalog's
-    mean cosine (its meaning points at no entry), the parts' keyword and BM25 full bodies are listed: a
+    mean cosine (``message_lift_floor_examples`` for an entry with example questions, whose cosines run
+    otherwise) its meaning points at no entry, and the parts' keyword and BM25 full bodies are listed: a
     word of a short part ("sábado" in "¿Va a llover el fin de semana? Quería hacer un asado el sábado.")
     is not a reason to hand its entry over. An entry fetch feedback promoted keeps its body (an ID or
     the UI context hold theirs anyway: they make it eligible in every part, and a part they answer alone
     leaves the message unembedded)."""
-    floor = index.config.message_lift_floor
-    if not floor or not ranking or len(outcomes) < 2 or ranking[0][2] >= floor:
+    if not ranking or len(outcomes) < 2:
         return
-    lift = ranking[0][2]
+    top, _sim, lift = ranking[0]
+    cfg = index.config
+    floor = cfg.message_lift_floor_examples if index.dense.has_examples(top) else cfg.message_lift_floor
+    if lift >= floor:
+        return
     for o in outcomes:
         for i in sorted(o.eligible):
             signals = {n[0] for n in o.why.get(i, ())}
@@ -262,13 +266,15 @@ def _message_floor(index: RouterIndex, outcomes: list[PartOutcome], ranking) -> 
 
 def _message_full(index: RouterIndex, outcomes: list[PartOutcome], ranking, relevant: list[int], why) -> int | None:
     """The whole message's closest entry, when it is also first in the merged ranking and stands at least
-    ``message_full_lift`` above the catalog's mean cosine (never a procedure): the message's own answer,
+    ``message_full_lift`` above the catalog's mean cosine (``message_full_lift_examples`` for an entry with
+    example questions; never a procedure): the message's own answer,
     which no part alone may have made eligible (a context sentence and a bare "what do I do?")."""
     cfg = index.config
-    if not ranking or not relevant or cfg.message_full_lift > 2.0 or len(outcomes) < 2:
+    if not ranking or not relevant or len(outcomes) < 2:
         return None
     top, _sim, lift = ranking[0]
-    if top != relevant[0] or lift < cfg.message_full_lift or index.entries[top].kind == KIND_PROCEDURE:
+    floor = cfg.message_full_lift_examples if index.dense.has_examples(top) else cfg.message_full_lift
+    if top != relevant[0] or lift < floor or index.entries[top].kind == KIND_PROCEDURE:
         return None
     why[top].append(("message_full", 1, f"first, and the whole message's closest entry (lift {lift:.3f})"))
     return top

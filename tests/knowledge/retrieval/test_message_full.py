@@ -1,12 +1,13 @@
-"""Two rules on a message of several parts, measured and off (docs/retrieval.md, "Three full-body rules
-measured, not shipped"): the whole message's closest entry in full (``message_full_lift``,
-shaping._message_full), and its parts' word bodies listed when the whole message means nothing in the
-catalog (``message_lift_floor``, shaping._message_floor).
+"""Two rules on a message of several parts (docs/retrieval.md, "Three full-body rules measured, not
+shipped" and "The whole message decides bodies, for entries with example questions"): the whole message's
+closest entry in full (``message_full_lift``, shaping._message_full), and its parts' word bodies listed
+when the whole message means nothing in the catalog (``message_lift_floor``, shaping._message_floor).
 
 A message of several parts whose whole meaning points at one entry (a context sentence and a bare "what
 do I do?") may have no part that makes the entry eligible. The rule gives it a body when it is also first
 in the merged ranking and its lift over the catalog's mean cosine reaches ``message_full_lift``.
-Leave-one-catalog-out found no held-out gain (docs/retrieval.md, "Three full-body rules measured, not shipped"): off.
+For entries without example questions leave-one-catalog-out found no held-out gain: off; for entries with
+them both rules are on (``*_examples``; docs/retrieval.md, "The whole message decides bodies, for entries with example questions").
 """
 
 from dataclasses import replace
@@ -108,3 +109,46 @@ def test_a_part_s_word_body_is_listed_when_the_whole_message_means_nothing_in_th
     fed = _flat(FLOOR).route(message, feedback=lambda key: {"SECOND": 1.0} if "plov" in key else {})
     assert fed.full_ids == ["SECOND"]
     assert _flat(FLOOR).route("plover?").full_ids == ["SECOND"]
+
+
+# ------------------------------------------------ entries with example questions: the rules are on
+
+
+def _blend(x: float, axis: int) -> np.ndarray:
+    """A blended entry's vector (shorter than a unit one: it has accepted example questions) at cosine ``x``."""
+    v = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
+    v[0], v[axis] = x, (0.92**2 - x**2) ** 0.5
+    return v
+
+
+def _with_rows(rows: list[np.ndarray], entries: list[Entry] | None = None) -> RouterIndex:
+    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
+    question[0] = 1.0
+    entries = entries or [
+        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa."),
+        Entry("SECOND", "Plover", summary="Plover.", body="Plover plover."),
+        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
+    ]
+    return RouterIndex(entries, dense=DenseIndex.from_rows(rows, embed_query=lambda text: question))
+
+
+def test_with_example_questions_the_whole_message_s_closest_entry_arrives_in_full_by_default():
+    # The same cosines as above (lift 0.035), FIRST's vector a blend: the shipped 0.03 for such entries.
+    assert RouterConfig().message_full_lift_examples == 0.03 and RouterConfig().message_full_lift > 2.0
+    entries = _router(RouterConfig()).entries  # no word of the message
+    blended = _with_rows([_blend(0.5525, 1), _vector(0.5, 2), _vector(0.5, 3)], entries)
+    assert blended.dense.has_examples(0)
+    result = blended.route(MESSAGE)
+    assert result.full_ids == ["FIRST"]
+    assert any(n["signal"] == "message_full" for n in result.full[0].why)
+    # The same cosines on a passage vector: the passages' setting, off.
+    assert _with_rows([_vector(0.5525, 1), _vector(0.5, 2), _vector(0.5, 3)], entries).route(MESSAGE).full_ids == []
+
+
+def test_with_example_questions_a_message_meaning_nothing_gets_its_word_bodies_listed_by_default():
+    assert RouterConfig().message_lift_floor_examples == 0.022 and RouterConfig().message_lift_floor == 0.0
+    message = "xyzzy frotz? plover?"
+    blended = _with_rows([_blend(0.5, 1), _blend(0.5, 2), _blend(0.5, 3)])
+    result = blended.route(message)
+    assert result.full_ids == [] and "SECOND" in result.listed_ids
+    assert _with_rows([_vector(0.5, 1), _vector(0.5, 2), _vector(0.5, 3)]).route(message).full_ids == ["SECOND"]
