@@ -28,18 +28,26 @@ def _vector(x: float, axis: int) -> np.ndarray:
     return v
 
 
+def _entries(second: str = "Beta", first_kind: str = "knowledge", second_ids: tuple[str, ...] = ()) -> list[Entry]:
+    return [
+        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa.", kind=first_kind),
+        Entry("SECOND", second, summary=f"{second}.", body=f"{second} {second.lower()}.", semantic_ids=second_ids),
+        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
+    ]
+
+
+def _index(entries: list[Entry], rows: list[np.ndarray], config: RouterConfig | None = None) -> RouterIndex:
+    """Every text (each part, the whole message) embedded as the first axis."""
+    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
+    question[0] = 1.0
+    dense = DenseIndex.from_rows(rows, embed_query=lambda text: question)
+    return RouterIndex(entries, config=config or RouterConfig(), dense=dense)
+
+
 def _router(config: RouterConfig, first_kind: str = "knowledge") -> RouterIndex:
     """FIRST at cosine 0.5525 with every part and the whole message, the others at 0.5: lift 0.035, under
     every other full-body rule (a part's 0.04, a one-part message's 0.07)."""
-    entries = [
-        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa.", kind=first_kind),
-        Entry("SECOND", "Beta", summary="Beta.", body="Beta beta."),
-        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
-    ]
-    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
-    question[0] = 1.0
-    rows = [_vector(0.5525, 1), _vector(0.5, 2), _vector(0.5, 3)]
-    return RouterIndex(entries, config=config, dense=DenseIndex.from_rows(rows, embed_query=lambda text: question))
+    return _index(_entries(first_kind=first_kind), [_vector(0.5525, 1), _vector(0.5, 2), _vector(0.5, 3)], config)
 
 
 ON = replace(RouterConfig(), message_full_lift=0.03)
@@ -81,15 +89,8 @@ def test_not_when_another_entry_is_first():
 def _flat(config: RouterConfig) -> RouterIndex:
     """Every entry at the same cosine with every text (lift 0): only words tell them apart. SECOND is
     the only one whose title word ("plover") a part holds."""
-    entries = [
-        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa."),
-        Entry("SECOND", "Plover", summary="Plover.", body="Plover plover.", semantic_ids=("app.plover",)),
-        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
-    ]
-    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
-    question[0] = 1.0
-    rows = [_vector(0.5, 1), _vector(0.5, 2), _vector(0.5, 3)]
-    return RouterIndex(entries, config=config, dense=DenseIndex.from_rows(rows, embed_query=lambda text: question))
+    entries = _entries("Plover", second_ids=("app.plover",))
+    return _index(entries, [_vector(0.5, 1), _vector(0.5, 2), _vector(0.5, 3)], config)
 
 
 FLOOR = replace(RouterConfig(), message_lift_floor=0.02)
@@ -122,14 +123,7 @@ def _blend(x: float, axis: int) -> np.ndarray:
 
 
 def _with_rows(rows: list[np.ndarray], entries: list[Entry] | None = None) -> RouterIndex:
-    question = np.zeros(retrieval_embeddings.DIM, dtype=np.float32)
-    question[0] = 1.0
-    entries = entries or [
-        Entry("FIRST", "Alfa", summary="Alfa.", body="Alfa alfa."),
-        Entry("SECOND", "Plover", summary="Plover.", body="Plover plover."),
-        Entry("THIRD", "Gama", summary="Gama.", body="Gama gama."),
-    ]
-    return RouterIndex(entries, dense=DenseIndex.from_rows(rows, embed_query=lambda text: question))
+    return _index(entries or _entries("Plover"), rows)
 
 
 def test_with_example_questions_the_whole_message_s_closest_entry_arrives_in_full_by_default():
