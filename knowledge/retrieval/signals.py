@@ -748,8 +748,9 @@ def _agreement(index: RouterIndex, signals: _Signals, several: bool) -> Agreemen
 
 # The signals whose strong hits the meaning check can veto, and whose share a vetoed hit loses.
 LEXICAL_SIGNALS = ("keyword", "bm25")
-# Signals whose full-body eligibility the dense meaning check never takes away.
-CONTEXT_SIGNALS = frozenset({"id", "semantic", "semantic_parent", "semantic_page"})
+# Signals whose full-body eligibility the dense meaning check never takes away: the context ones
+# (rerank.CONTEXT_SIGNALS, one definition for both).
+CONTEXT_SIGNALS = rerank.CONTEXT_SIGNALS
 
 
 def _dense_veto(
