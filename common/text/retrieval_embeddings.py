@@ -105,7 +105,18 @@ def embed_passages(texts: Sequence[str], *, max_chars: int = embeddings.PASSAGE_
     )
 
 
+_generation = 0  # bumped by clear_cache: what was computed from the models before may be stale
+
+
+def cache_generation() -> int:
+    """How many times ``clear_cache`` ran: vectors a caller keeps (knowledge.retrieval.background) are
+    valid for one generation (a test swaps the models and clears)."""
+    return _generation
+
+
 def clear_cache() -> None:
     """Forget cached question vectors, here and e5's (tests)."""
+    global _generation
+    _generation += 1
     embeddings.clear_cache()
     embeddings.forget(_query_cache)

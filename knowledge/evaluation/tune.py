@@ -241,6 +241,10 @@ GRIDS = {
         "message_lift_floor": [0.0, 0.018, 0.02, 0.022, 0.024, 0.026],
         "message_lift_floor_examples": [0.0, 0.018, 0.02, 0.022, 0.024, 0.026],
     },
+    # A message closer to a background question than to any entry gets no full body (index.background_verdict):
+    # the margin for entries without example questions, and (--example-questions) for entries with them.
+    "background": {"background_margin": [9.0, 0.06, 0.07, 0.08, 0.09, 0.10, 0.11, 0.12]},
+    "background_examples": {"background_margin_examples": [9.0, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10]},
     # The two whole-message rules together, for entries with example questions (--example-questions).
     "message_examples": {
         "message_full_lift_examples": [9.0, 0.03, 0.035, 0.04],
@@ -340,7 +344,7 @@ class Routed:
     """
 
     def __init__(self, config: RouterConfig, name: str, entries, queries):
-        from knowledge.retrieval.index import message_meaning
+        from knowledge.retrieval.index import background_verdict, message_ranking_of, message_view
         from knowledge.retrieval.signals import route_part
         from knowledge.retrieval.splitting import split_parts
 
@@ -350,6 +354,7 @@ class Routed:
         self.index.collect_features = True
         self.outcomes = []
         self.messages = []  # each message's whole-message ranking (index.message_meaning), or None
+        self.verdicts = []  # each message's background verdict (index.background_verdict), or None
         for row in queries:
             focus, parents, page = context_of(row)
             message = row["query"]
@@ -365,7 +370,9 @@ class Routed:
                 ]
             )
             parts = self.outcomes[-1]
-            self.messages.append(message_meaning(self.index, message, parts) if len(parts) > 1 else None)
+            view = message_view(self.index, message, parts) if len(parts) > 1 else None
+            self.messages.append(message_ranking_of(self.index, view))
+            self.verdicts.append(background_verdict(self.index, parts, view))
 
     def training_rows(self):
         """(features, label) of every part's candidates: label 1 when the candidate is expected."""
@@ -387,7 +394,7 @@ class Routed:
         from knowledge.retrieval.shaping import shape
 
         results = {}
-        for row, parts, message_ranking in zip(self.queries, self.outcomes, self.messages):
+        for row, parts, message_ranking, verdict in zip(self.queries, self.outcomes, self.messages, self.verdicts):
             if weights is not None:
                 copies = []
                 for o in parts:
@@ -411,7 +418,12 @@ class Routed:
                     copies.append(o)
                 parts = copies
             results[id(row)] = shape(
-                self.index, parts, budget_tokens=None, max_full=None, message_ranking=message_ranking
+                self.index,
+                parts,
+                budget_tokens=None,
+                max_full=None,
+                message_ranking=message_ranking,
+                background=verdict,
             )
         return evaluate_report(self.queries, lambda row: results[id(row)], self.kinds)
 

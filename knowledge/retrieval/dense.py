@@ -43,6 +43,8 @@ import numpy as np
 
 from common.text import retrieval_embeddings
 
+from . import background as background_set
+
 # What an entry is embedded as: chosen on the dev splits (docs/retrieval.md, "Dense signal").
 # The whole body (1,500 chars) was worse and 3x slower: the body dilutes what the entry is about.
 PASSAGE_BODY_CHARS = 300
@@ -114,6 +116,11 @@ def with_examples(passage: np.ndarray, questions: np.ndarray) -> np.ndarray:
     return ((1.0 - EXAMPLES_SHARE) * passage + EXAMPLES_SHARE * mean).astype(np.float32)
 
 
+def _model_background() -> np.ndarray | None:
+    """The router's own model's background vectors (read through the module: a test may swap it)."""
+    return background_set.background_matrix()
+
+
 class DenseIndex:
     """Vectors of a catalog's entries: unit length, shorter when example questions are blended in
     (``with_examples``); rows of entries without one are zero and never ranked.
@@ -133,6 +140,7 @@ class DenseIndex:
         overlay: np.ndarray | None = None,
         embed_query: Callable[[str], np.ndarray] | None = None,
         model_id: str = retrieval_embeddings.MODEL_ID,
+        background: Callable[[], np.ndarray | None] | None = None,
     ):
         self.matrix = np.ascontiguousarray(vectors, dtype=np.float32)
         self.present = np.asarray(present, dtype=bool)
@@ -148,6 +156,11 @@ class DenseIndex:
         self.has_any = bool(self.present.any())
         self.model_id = model_id
         self._embed_query = embed_query or retrieval_embeddings.embed_query
+        # The background questions' vectors in this index's space (``background``); by default the
+        # router's own model's, and none when the questions are embedded by anything else.
+        if background is None and embed_query is None:
+            background = _model_background
+        self._background = background
         self._rows: list[memoryview] | None = None
         # Example questions' vectors: one or two groups of (rows, their entry slots, where each slot's
         # rows start, which slots count). The base's group (``set_example_rows``; a shared mapping when
@@ -262,6 +275,14 @@ class DenseIndex:
         except retrieval_embeddings.EmbeddingsUnavailable:
             return None
 
+    def closest_background(self, vector: np.ndarray) -> float | None:
+        """The cosine of the background question (background.py) closest to ``vector``; None when
+        there is no background in this index's space."""
+        matrix = self._background() if self._background is not None else None
+        if matrix is None:
+            return None
+        return float((matrix @ np.asarray(vector, dtype=np.float32)).max())
+
     def similarities(self, vector: np.ndarray, closest_share: float = 0.0) -> np.ndarray:
         """Cosine of every entry with the question (−1 for entries without a vector).
 
@@ -362,6 +383,7 @@ class DenseIndex:
             overlay=np.asarray(overlay, dtype=np.float32).reshape(len(slots), self.matrix.shape[1]),
             embed_query=self._embed_query,
             model_id=self.model_id,
+            background=self._background,
         )
         overlaid = set(slots)
         groups = []

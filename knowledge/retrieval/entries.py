@@ -198,6 +198,14 @@ class RouterConfig:
     # Per kind of vector as above: every fold picks 0.022 with example questions, none without.
     message_lift_floor: float = 0.0
     message_lift_floor_examples: float = 0.022
+    # A message with no part the UI context or an ID answered, closer to a background question (general
+    # questions about everyday life and the world, background.py) than to any entry by at least this
+    # much, gets no full body: what was found is listed (> 2: off; index.background_verdict). Per kind of
+    # the message's closest entry, as ``dense_full_lift`` / ``dense_full_lift_examples``. Chosen by
+    # leave-one-catalog-out on sixteen dev splits (docs/retrieval.md, "The background"): every fold picks
+    # 0.09 without example questions; fifteen of sixteen pick 0.05 with them (the sample's fold: 0.06).
+    background_margin: float = 0.09
+    background_margin_examples: float = 0.05
     # The whole message's meaning (weights["message"], index.message_meaning) read from its parts' cosines
     # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
     # one more embedding of the whole message.

@@ -49,7 +49,7 @@ from .index_tables import export_tables, import_tables
 from .postings import weighted_parts
 from .questions import QuestionsIndex
 from .shaping import RouteResult, shape
-from .signals import PartOutcome, PartQuery, route_part
+from .signals import CONTEXT_SIGNALS, PartOutcome, PartQuery, route_part
 from .splitting import split_parts_analyzed
 from .tables import StrTable
 from .typos import TypoExpander
@@ -478,10 +478,19 @@ class RouterIndex:
                     several=several,
                 )
             )
-        message_ranking = message_meaning(self, message, outcomes) if several else None
+        view = message_view(self, message, outcomes) if several else None
+        message_ranking = message_ranking_of(self, view)
+        verdict = background_verdict(self, outcomes, view)
         t_retrieve = time.perf_counter()
 
-        result = shape(self, outcomes, budget_tokens=budget_tokens, max_full=max_full, message_ranking=message_ranking)
+        result = shape(
+            self,
+            outcomes,
+            budget_tokens=budget_tokens,
+            max_full=max_full,
+            message_ranking=message_ranking,
+            background=verdict,
+        )
         t_shape = time.perf_counter()
         result.timings_ms = {
             "split": round((t_split - started) * 1000, 3),
@@ -499,6 +508,12 @@ def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[in
     it ("I'm moving to Portugal with my cat. What paperwork does she need?") are routed as two parts, and
     neither alone says what the message means. None when the signal is off, when no part was embedded (the dense signal off, or its
     gate found every part's words enough) or when the cascade answered a part."""
+    return message_ranking_of(index, message_view(index, message, outcomes))
+
+
+def message_view(index: RouterIndex, message: str, outcomes) -> tuple[np.ndarray | None, np.ndarray] | None:
+    """(the whole message's vector, every entry's cosine with it) for ``message_meaning``: the vector is
+    None when the cosines are read from the parts' (``message_from_parts``). None as message_meaning's."""
     cfg = index.config
     dense = index.dense
     if dense is None or not cfg.weights.get("message") or any(o.cascade for o in outcomes):
@@ -507,11 +522,57 @@ def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[in
     if not meanings:
         return None
     if cfg.message_from_parts:
-        sims = np.mean(meanings, axis=0)
-    else:
-        vector = dense.query_vector(message)
-        if vector is None:
-            return None
-        sims = dense.similarities(vector, cfg.dense_closest_example_share)
-    ranked, mean = dense.top_of(sims, cfg.dense_top_k)
+        return None, np.mean(meanings, axis=0)
+    vector = dense.query_vector(message)
+    if vector is None:
+        return None
+    return vector, dense.similarities(vector, cfg.dense_closest_example_share)
+
+
+def message_ranking_of(index: RouterIndex, view) -> list[tuple[int, float, float]] | None:
+    if view is None:
+        return None
+    ranked, mean = index.dense.top_of(view[1], index.config.dense_top_k)
     return [(i, sim, sim - mean) for i, sim in ranked] or None
+
+
+def background_verdict(index: RouterIndex, outcomes, view=None) -> tuple[float, float] | None:
+    """(closest background question's cosine, closest entry's cosine) when the whole message is closer to
+    a general question about everyday life (background.py) than to any entry of the catalog, by at least
+    ``background_margin`` (``background_margin_examples`` when that entry has accepted example questions);
+    None otherwise, when both are off, when no part was embedded, or when the UI context or an ID
+    answered any part (the message is then about something on the user's screen).
+
+    The message's vector is never embedded here: one part's own, or with several the whole message's as
+    ``message_view`` embedded it (``view``), else the mean of the parts' vectors."""
+    cfg = index.config
+    dense = index.dense
+    if dense is None or min(cfg.background_margin, cfg.background_margin_examples) > 2.0:
+        return None
+    if all(o.meaning is None for o in outcomes):
+        return None
+    for o in outcomes:
+        if o.cascade or any(n[0] in CONTEXT_SIGNALS for notes in o.why.values() for n in notes):
+            return None
+    if len(outcomes) == 1:
+        vector, sims = outcomes[0].vector, outcomes[0].meaning
+    elif view is not None and view[0] is not None:
+        vector, sims = view
+    else:
+        vectors = [o.vector for o in outcomes if o.vector is not None]
+        if not vectors:
+            return None
+        vector = np.mean(vectors, axis=0)
+        vector /= np.linalg.norm(vector) or 1.0
+        sims = dense.similarities(vector, cfg.dense_closest_example_share)
+    if vector is None or sims is None:
+        return None
+    top = int(np.argmax(sims))
+    margin = cfg.background_margin_examples if dense.has_examples(top) else cfg.background_margin
+    if margin > 2.0:
+        return None
+    closest = dense.closest_background(vector)
+    best = float(sims[top])
+    if closest is None or closest - best < margin:
+        return None
+    return closest, best

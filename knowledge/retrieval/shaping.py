@@ -264,6 +264,31 @@ def _message_floor(index: RouterIndex, outcomes: list[PartOutcome], ranking) -> 
             o.why[i].append(("message_floor", 0, f"the whole message's meaning points at no entry (lift {lift:.3f})"))
 
 
+def _background(outcomes: list[PartOutcome], verdict: tuple[float, float]) -> None:
+    """The message is closer to a general question about everyday life than to any entry
+    (index.background_verdict): nothing is eligible for a full body, so what was found is listed (the
+    model can still fetch it). An entry fetch feedback promoted keeps its body: a user fetched it after
+    a question like this one."""
+    closest, best = verdict
+    note = ("background", 0, f"closer to a general question ({closest:.3f}) than to any entry ({best:.3f}): listed")
+    for o in outcomes:
+        for i in sorted(o.eligible):
+            if i in o.promoted:
+                continue
+            o.eligible.discard(i)
+            o.why.setdefault(i, []).append(note)
+
+
+def _settle_eligible(index: RouterIndex, outcomes: list[PartOutcome], message_ranking, background) -> None:
+    """The message-wide rules on the parts' full-body candidates: none when the message is closer to the
+    background than to any entry, else the whole message's floor, then words and meaning agreeing."""
+    if background is not None:
+        _background(outcomes, background)
+        return
+    _message_floor(index, outcomes, message_ranking)
+    _agreed_full(index, outcomes)
+
+
 def _message_full(index: RouterIndex, outcomes: list[PartOutcome], ranking, relevant: list[int], why) -> int | None:
     """The whole message's closest entry, when it is also first in the merged ranking and stands at least
     ``message_full_lift`` above the catalog's mean cosine (``message_full_lift_examples`` for an entry with
@@ -441,14 +466,14 @@ def shape(
     budget_tokens: int | None,
     max_full: int | None,
     message_ranking: list[tuple[int, float, float]] | None = None,
+    background: tuple[float, float] | None = None,
 ) -> RouteResult:
     cfg = index.config
     n_parts = max(len(outcomes), 1)
     per_part_budget = cfg.budget_tokens if budget_tokens is None else budget_tokens
     per_part_max = cfg.max_full_per_part if max_full is None else max_full
     budget = _Budget(int(per_part_budget * (1 + cfg.extra_part_budget * (n_parts - 1))))
-    _message_floor(index, outcomes, message_ranking)
-    _agreed_full(index, outcomes)
+    _settle_eligible(index, outcomes, message_ranking, background)
     best_score, why = _merge_parts(outcomes) if outcomes else ({}, {})
     if message_ranking and len(outcomes) > 1:
         _add_message_ranking(cfg, message_ranking, best_score, why)
@@ -465,7 +490,7 @@ def shape(
     # Best score first; ties by meaning, then position.
     meaning = _meaning(outcomes)
     relevant = _best_first(best_score, meaning)
-    message_first = _message_full(index, outcomes, message_ranking, relevant, why)
+    message_first = None if background else _message_full(index, outcomes, message_ranking, relevant, why)
     full_set, over_budget = _fill_full(index, outcomes, relevant, budget, per_part_max, message_first)
 
     full: list[Row] = []

@@ -109,6 +109,8 @@ class PartOutcome:
     # Every entry's cosine with the part (−1 without a vector), when the part was embedded: what
     # breaks a tie of fused scores in shaping (the entry closer in meaning first).
     meaning: np.ndarray | None = None
+    # The part's sentence vector when it was embedded (what ``meaning`` was computed from).
+    vector: np.ndarray | None = None
 
 
 # How many of a part's best entries (before feedback) describe what it is about.
@@ -957,4 +959,5 @@ def route_part(
         frozenset(signals.rankings.get("feedback", ())),
         _agreement(index, signals, several),
         signals.dense_sims[0] if signals.dense_sims is not None else None,
+        signals.vector,
     )

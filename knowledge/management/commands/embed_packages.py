@@ -1,12 +1,14 @@
 from django.core.management.base import BaseCommand
 
 from knowledge.embeddings import embedding_backfill
+from knowledge.retrieval.background import background_matrix
 
 
 class Command(BaseCommand):
     help = (
         "Compute the passage vector (the router's dense signal) of every active package's current revision "
-        "that lacks one of the current model; with CONTEXTO_EMBEDDINGS=off it does nothing."
+        "that lacks one of the current model, and the background questions' vectors (kept under the var dir, "
+        "so the first route of a process does not embed them); with CONTEXTO_EMBEDDINGS=off it does nothing."
     )
 
     def handle(self, *args, **options):
@@ -15,3 +17,6 @@ class Command(BaseCommand):
             self.stdout.write("Embeddings are switched off or the model is missing: nothing computed.")
             return
         self.stdout.write(f"Embedded {counts['embedded']} revision(s); {counts['skipped']} already had a vector.")
+        matrix = background_matrix()
+        if matrix is not None:
+            self.stdout.write(f"Background questions: {len(matrix)} vectors ready.")

@@ -111,7 +111,9 @@ def test_a_one_part_message_gets_a_tighter_meaning_check():
     examples = example_questions_file(folder / "example_questions.proposed.json")
     question = "Vai chover em Campinas amanhã à tarde?"
     assert folder_index(folder / "packages", RouterConfig(), examples=examples).route(question).full_ids == []
-    wide = replace(RouterConfig(), dense_veto_rank=10)
+    # The background (a weather question is closer to a general one than to any entry) would list it too:
+    # off here, so the check's own effect shows.
+    wide = replace(RouterConfig(), dense_veto_rank=10, background_margin=9.0, background_margin_examples=9.0)
     index = folder_index(folder / "packages", wide, examples=examples)
     assert index.route(question).full_ids == []
     loose = replace(wide, dense_veto_lift_one_part=None, dense_veto_rank_one_part=None)

@@ -86,3 +86,16 @@ def test_replaying_part_outcomes_gives_what_routing_gives():
     replayed = routed.report(weights, full_probability=0.9, veto=0.3)
     assert outcomes(replayed) != outcomes(routed.report())
     assert outcomes(replayed) == outcomes(tune.run(config, "sample", entries, queries))
+
+
+def test_replaying_gives_what_routing_gives_where_the_background_takes_bodies():
+    """The same on a catalog where some messages are closer to the background than to any entry."""
+    from knowledge.evaluation import tune
+    from knowledge.offline_catalog import load_package_folder
+
+    entries = load_package_folder(tune.TUNING_INPUTS["mercado"][0])
+    queries = tune.tuning_questions("mercado")
+    routed = tune.Routed(RouterConfig(), "mercado", entries, queries)
+    assert any(v is not None for v in routed.verdicts)  # "Is it going to rain this weekend? …" among them
+    full = [(o.hit, o.usable, o.full, o.ranked) for o in routed.report().outcomes]
+    assert full == [(o.hit, o.usable, o.full, o.ranked) for o in tune.run(RouterConfig(), "mercado").outcomes]

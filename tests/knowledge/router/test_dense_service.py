@@ -50,6 +50,7 @@ def test_embed_packages_backfills_the_catalog_once(catalog, capsys):
     assert get_active_catalog().vectors == {}
     out = _embed_catalog(capsys)
     assert f"Embedded {len(catalog)} revision(s); 0 already had a vector." in out
+    assert "Background questions: 450 vectors ready." in out  # the first route does not embed them
     assert len(get_active_catalog().vectors) == len(catalog)
     index, _ = index_holder.get()
     assert index.dense is not None and index.dense.present.all()
