@@ -138,7 +138,12 @@ def _router_config_read() -> RouterConfig:
         synonym_weight=float(getattr(settings, "KNOWLEDGE_SYNONYM_WEIGHT", default.synonym_weight)),
         catalog_language=str(getattr(settings, "KNOWLEDGE_CATALOG_LANGUAGE", default.catalog_language)),
         dense_gate=str(getattr(settings, "KNOWLEDGE_DENSE_GATE", default.dense_gate)),
+        **({} if getattr(settings, "KNOWLEDGE_BACKGROUND", "on") == "on" else _BACKGROUND_OFF),
     )
+
+
+# KNOWLEDGE_BACKGROUND=off: both margins past any cosine difference (index.background_verdict).
+_BACKGROUND_OFF = {"background_margin": 9.0, "background_margin_examples": 9.0}
 
 
 def _question_vector(text: str) -> np.ndarray | None:

@@ -369,6 +369,12 @@ if KNOWLEDGE_MESSAGE_MEANING not in ("embed", "parts", "off"):
     raise ImproperlyConfigured(
         f"KNOWLEDGE_MESSAGE_MEANING must be embed, parts or off, not {KNOWLEDGE_MESSAGE_MEANING!r}"
     )
+# A message closer to a general question about everyday life than to any entry gets no full body
+# (knowledge/retrieval/background.py): "on" (default, chosen by leave-one-catalog-out) or "off", for a
+# catalog whose very subject is one of the background's everyday areas. docs/retrieval.md, "The background".
+KNOWLEDGE_BACKGROUND = env.str("KNOWLEDGE_BACKGROUND", default="on").strip()
+if KNOWLEDGE_BACKGROUND not in ("on", "off"):
+    raise ImproperlyConfigured(f"KNOWLEDGE_BACKGROUND must be on or off, not {KNOWLEDGE_BACKGROUND!r}")
 # Identical routed queries are cached per catalog version for this long.
 KNOWLEDGE_ROUTE_CACHE_SECONDS = env.int("KNOWLEDGE_ROUTE_CACHE_SECONDS", default=300)
 

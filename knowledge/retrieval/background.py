@@ -10,8 +10,9 @@ found (``RouterIndex.route``, ``shaping._background``), as a search engine's "no
 ``data/background_questions.json``: 150 questions in Portuguese, each also in English and Spanish,
 written for this purpose by an author who saw neither the router nor any labeled catalog, from a
 brief naming only 25 everyday topics (docs/retrieval.md, "The background"). Each question is
-embedded as the router would embed it sent as a message (``as_routed``), once per process (and once per machine: an on-disk cache under
-``$CONTEXTO_VAR_DIR/embeddings``, as folder catalogs' vectors are).
+embedded as the router would embed it sent as a message (``as_routed``), once per process, and
+once per machine: an on-disk cache under ``$CONTEXTO_VAR_DIR/embeddings``, as folder catalogs'
+vectors are (``manage.py embed_packages`` fills it).
 
 Pure module: no Django.
 """
@@ -65,8 +66,8 @@ disk_cache = _var_cache
 
 def background_matrix() -> np.ndarray | None:
     """(questions × DIM) unit vectors of the background questions, embedded as questions; None when
-    the models cannot run. Computed once per process (about 5 s of CPU the first time on a machine,
-    then read from the on-disk cache)."""
+    the models cannot run. Computed once per process: about 8 s of CPU the first time on a machine,
+    then read from the on-disk cache (about 15 ms)."""
     key = (retrieval_embeddings.MODEL_ID, retrieval_embeddings.cache_generation())
     matrix = _matrices.get(key)
     if matrix is not None:

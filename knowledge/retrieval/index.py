@@ -530,6 +530,7 @@ def message_view(index: RouterIndex, message: str, outcomes) -> tuple[np.ndarray
 
 
 def message_ranking_of(index: RouterIndex, view) -> list[tuple[int, float, float]] | None:
+    """``message_meaning``'s ranking from a ``message_view`` (None stays None)."""
     if view is None:
         return None
     ranked, mean = index.dense.top_of(view[1], index.config.dense_top_k)

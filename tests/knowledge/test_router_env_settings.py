@@ -1,5 +1,5 @@
 """Router settings the environment names (KNOWLEDGE_QUESTIONS_WEIGHT, KNOWLEDGE_DENSE_GATE,
-KNOWLEDGE_MESSAGE_MEANING).
+KNOWLEDGE_MESSAGE_MEANING, KNOWLEDGE_BACKGROUND).
 
 Settings read the environment at import, so each reading runs in a fresh interpreter; a value the
 setting refuses stops the start with a message that names the variable and the value.
@@ -72,3 +72,19 @@ def test_an_unknown_message_meaning_stops_the_start_with_a_clear_message():
     done = _message("whole", "message_from_parts")
     assert done.returncode != 0
     assert "KNOWLEDGE_MESSAGE_MEANING must be embed, parts or off, not 'whole'" in done.stderr
+
+
+def _background(value: str | None) -> subprocess.CompletedProcess:
+    return _read("KNOWLEDGE_BACKGROUND", value, "background_margin, r().background_margin_examples")
+
+
+def test_the_background_is_on_unless_the_environment_turns_it_off():
+    assert _background(None).stdout.split()[-2:] == ["0.09", "0.05"]  # leave-one-catalog-out (twentieth round)
+    assert _background("on").stdout.split()[-2:] == ["0.09", "0.05"]
+    assert _background("off").stdout.split()[-2:] == ["9.0", "9.0"]
+
+
+def test_an_unknown_background_value_stops_the_start_with_a_clear_message():
+    done = _background("no")
+    assert done.returncode != 0
+    assert "KNOWLEDGE_BACKGROUND must be on or off, not 'no'" in done.stderr
