@@ -60,10 +60,6 @@ def _var_cache():
     return EmbeddingCache(root / "embeddings")
 
 
-# Where the matrix is kept between processes (None: nowhere; a test's stand-in models set that).
-disk_cache = _var_cache
-
-
 def background_matrix() -> np.ndarray | None:
     """(questions × DIM) unit vectors of the background questions, embedded as questions; None when
     the models cannot run. Computed once per process: about 8 s of CPU the first time on a machine,
@@ -79,18 +75,17 @@ def background_matrix() -> np.ndarray | None:
         if matrix is None:
             questions = [as_routed(q) for q in background_questions()]
             text = _CACHE_KEY + "\n".join(questions)
-            disk = disk_cache()
-            matrix = disk.get(text, rows=len(questions)) if disk is not None else None
+            disk = _var_cache()
+            matrix = disk.get(text, rows=len(questions))
             if matrix is None:
                 try:
                     matrix = np.asarray(retrieval_embeddings.embed_queries(questions), dtype=np.float32)
                 except retrieval_embeddings.EmbeddingsUnavailable:
                     return None
-                if disk is not None:
-                    try:
-                        disk.put(text, matrix)
-                    except OSError:
-                        pass  # a read-only var dir: embedded again by the next process
+                try:
+                    disk.put(text, matrix)
+                except OSError:
+                    pass  # a read-only var dir: embedded again by the next process
             _matrices.clear()
             _matrices[key] = matrix
     return matrix
