@@ -344,7 +344,7 @@ class Routed:
     """
 
     def __init__(self, config: RouterConfig, name: str, entries, queries):
-        from knowledge.retrieval.index import background_verdict, message_ranking_of, message_view
+        from knowledge.retrieval.index import background_verdict, message_meaning, message_ranking_of
         from knowledge.retrieval.signals import route_part
         from knowledge.retrieval.splitting import split_parts
 
@@ -353,7 +353,7 @@ class Routed:
         self.index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
         self.index.collect_features = True
         self.outcomes = []
-        self.messages = []  # each message's whole-message ranking (index.message_meaning), or None
+        self.messages = []  # each message's whole-message ranking (index.message_ranking_of), or None
         self.verdicts = []  # each message's background verdict (index.background_verdict), or None
         for row in queries:
             focus, parents, page = context_of(row)
@@ -370,9 +370,9 @@ class Routed:
                 ]
             )
             parts = self.outcomes[-1]
-            view = message_view(self.index, message, parts) if len(parts) > 1 else None
-            self.messages.append(message_ranking_of(self.index, view))
-            self.verdicts.append(background_verdict(self.index, parts, view))
+            meaning = message_meaning(self.index, message, parts) if len(parts) > 1 else None
+            self.messages.append(message_ranking_of(self.index, meaning))
+            self.verdicts.append(background_verdict(self.index, parts, meaning))
 
     def training_rows(self):
         """(features, label) of every part's candidates: label 1 when the candidate is expected."""

@@ -478,9 +478,9 @@ class RouterIndex:
                     several=several,
                 )
             )
-        view = message_view(self, message, outcomes) if several else None
-        message_ranking = message_ranking_of(self, view)
-        verdict = background_verdict(self, outcomes, view)
+        meaning = message_meaning(self, message, outcomes) if several else None
+        message_ranking = message_ranking_of(self, meaning)
+        verdict = background_verdict(self, outcomes, meaning)
         t_retrieve = time.perf_counter()
 
         result = shape(
@@ -502,18 +502,13 @@ class RouterIndex:
         return result
 
 
-def message_meaning(index: RouterIndex, message: str, outcomes) -> list[tuple[int, float, float]] | None:
-    """The entries closest in meaning to a whole message of several parts, as (entry, cosine, lift over
-    the catalog's mean cosine), best first (``dense_top_k``): a context sentence and the question after
-    it ("I'm moving to Portugal with my cat. What paperwork does she need?") are routed as two parts, and
-    neither alone says what the message means. None when the signal is off, when no part was embedded (the dense signal off, or its
-    gate found every part's words enough) or when the cascade answered a part."""
-    return message_ranking_of(index, message_view(index, message, outcomes))
-
-
-def message_view(index: RouterIndex, message: str, outcomes) -> tuple[np.ndarray | None, np.ndarray] | None:
-    """(the whole message's vector, every entry's cosine with it) for ``message_meaning``: the vector is
-    None when the cosines are read from the parts' (``message_from_parts``). None as message_meaning's."""
+def message_meaning(index: RouterIndex, message: str, outcomes) -> tuple[np.ndarray | None, np.ndarray] | None:
+    """A message of several parts taken whole: (its vector, every entry's cosine with it). A context
+    sentence and the question after it ("I'm moving to Portugal with my cat. What paperwork does she
+    need?") are routed as two parts, and neither alone says what the message means. The vector is None
+    when the cosines are read from the parts' (``message_from_parts``: their mean, no embedding). None
+    when the signal is off, when no part was embedded (the dense signal off, or its gate found every
+    part's words enough) or when the cascade answered a part."""
     cfg = index.config
     dense = index.dense
     if dense is None or not cfg.weights.get("message") or any(o.cascade for o in outcomes):
@@ -530,14 +525,15 @@ def message_view(index: RouterIndex, message: str, outcomes) -> tuple[np.ndarray
 
 
 def message_ranking_of(index: RouterIndex, view) -> list[tuple[int, float, float]] | None:
-    """``message_meaning``'s ranking from a ``message_view`` (None stays None)."""
+    """The entries closest to the whole message (``message_meaning``), as (entry, cosine, lift over the
+    catalog's mean cosine), best first (``dense_top_k``); None without a meaning."""
     if view is None:
         return None
     ranked, mean = index.dense.top_of(view[1], index.config.dense_top_k)
     return [(i, sim, sim - mean) for i, sim in ranked] or None
 
 
-def background_verdict(index: RouterIndex, outcomes, view=None) -> tuple[float, float] | None:
+def background_verdict(index: RouterIndex, outcomes, meaning=None) -> tuple[float, float] | None:
     """(closest background question's cosine, closest entry's cosine) when the whole message is closer to
     a general question about everyday life (background.py) than to any entry of the catalog, by at least
     ``background_margin`` (``background_margin_examples`` when that entry has accepted example questions);
@@ -545,7 +541,7 @@ def background_verdict(index: RouterIndex, outcomes, view=None) -> tuple[float, 
     answered any part (the message is then about something on the user's screen).
 
     The message's vector is never embedded here: one part's own, or with several the whole message's as
-    ``message_view`` embedded it (``view``), else the mean of the parts' vectors."""
+    ``message_meaning`` embedded it (``meaning``), else the mean of the parts' vectors."""
     cfg = index.config
     dense = index.dense
     if dense is None or min(cfg.background_margin, cfg.background_margin_examples) > 2.0:
@@ -557,8 +553,8 @@ def background_verdict(index: RouterIndex, outcomes, view=None) -> tuple[float, 
             return None
     if len(outcomes) == 1:
         vector, sims = outcomes[0].vector, outcomes[0].meaning
-    elif view is not None and view[0] is not None:
-        vector, sims = view
+    elif meaning is not None and meaning[0] is not None:
+        vector, sims = meaning
     else:
         vectors = [o.vector for o in outcomes if o.vector is not None]
         if not vectors:

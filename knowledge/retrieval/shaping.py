@@ -255,13 +255,19 @@ def _message_floor(index: RouterIndex, outcomes: list[PartOutcome], ranking) -> 
     floor = cfg.message_lift_floor_examples if index.dense.has_examples(top) else cfg.message_lift_floor
     if lift >= floor:
         return
+    note = ("message_floor", 0, f"the whole message's meaning points at no entry (lift {lift:.3f})")
+    _list_bodies(outcomes, note, lambda o, i: any(n[0] in LEXICAL_SIGNALS for n in o.why.get(i, ())))
+
+
+def _list_bodies(outcomes: list[PartOutcome], note: Note, taken) -> None:
+    """Every part's entries eligible for a full body that ``taken(outcome, entry)`` selects are listed
+    instead, with ``note``; an entry fetch feedback promoted keeps its body."""
     for o in outcomes:
         for i in sorted(o.eligible):
-            signals = {n[0] for n in o.why.get(i, ())}
-            if i in o.promoted or signals.isdisjoint(LEXICAL_SIGNALS):
+            if i in o.promoted or not taken(o, i):
                 continue
             o.eligible.discard(i)
-            o.why[i].append(("message_floor", 0, f"the whole message's meaning points at no entry (lift {lift:.3f})"))
+            o.why.setdefault(i, []).append(note)
 
 
 def _background(outcomes: list[PartOutcome], verdict: tuple[float, float]) -> None:
@@ -271,12 +277,7 @@ def _background(outcomes: list[PartOutcome], verdict: tuple[float, float]) -> No
     a question like this one."""
     closest, best = verdict
     note = ("background", 0, f"closer to a general question ({closest:.3f}) than to any entry ({best:.3f}): listed")
-    for o in outcomes:
-        for i in sorted(o.eligible):
-            if i in o.promoted:
-                continue
-            o.eligible.discard(i)
-            o.why.setdefault(i, []).append(note)
+    _list_bodies(outcomes, note, lambda o, i: True)
 
 
 def _settle_eligible(index: RouterIndex, outcomes: list[PartOutcome], message_ranking, background) -> None:
