@@ -9,8 +9,9 @@ found (``RouterIndex.route``, ``shaping._background``), as a search engine's "no
 
 ``data/background_questions.json``: 150 questions in Portuguese, each also in English and Spanish,
 written for this purpose by an author who saw neither the router nor any labeled catalog, from a
-brief naming only 25 everyday topics (docs/retrieval.md, "The background"). Each question is
-embedded as the router would embed it sent as a message (``as_routed``), once per process, and
+brief naming only 25 everyday topics (listed by an engineer who had read the dev splits'
+out-of-domain questions, weather and sport among them: docs/retrieval.md, "The background").
+Each question is embedded as the router would embed it sent as a message (``as_routed``), once per process, and
 once per machine: an on-disk cache under ``$CONTEXTO_VAR_DIR/embeddings``, as folder catalogs'
 vectors are (``manage.py embed_packages`` fills it).
 
