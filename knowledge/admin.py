@@ -6,11 +6,14 @@ revision per change, the catalog version bumped for every process. The
 "curators" group edits; other staff read.
 """
 
+import uuid
+
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
+from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -36,6 +39,7 @@ from knowledge.models import (
     PackageRevision,
     RevisionEmbedding,
     RevisionSearchTerms,
+    OutOfScopeSet,
     SynonymSet,
 )
 from knowledge.search_terms import clean_questions, clean_terms, proposed_questions, search_terms_accept
@@ -50,6 +54,9 @@ from knowledge.services import (
     package_revert,
     package_set_active,
     package_update,
+    out_of_scope_questions_clean,
+    out_of_scope_set_save,
+    out_of_scope_total_check,
     synonym_set_save,
     synonym_terms_clean,
 )
@@ -519,6 +526,88 @@ class SynonymSetAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
 
     def save_model(self, request, obj, form, change):
         synonym_set_save(synonym_set=obj, acting_user=request.user)
+
+
+# --- out-of-scope questions ----------------------------------------------------------------
+
+
+class OutOfScopeSetForm(forms.ModelForm):
+    questions = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 12, "cols": 80}),
+        help_text="One per line, any language, as your users would write them: questions they ask that no "
+        "package answers (a service you do not offer, another company's or body's job). A message closer to "
+        "one of these than to any package gets no article in full.",
+    )
+
+    class Meta:
+        model = OutOfScopeSet
+        fields = ["name", "questions", "is_active"]
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if self.instance.pk and isinstance(self.instance.questions, list):
+            self.initial["questions"] = "\n".join(self.instance.questions)
+
+    def clean_questions(self):
+        return out_of_scope_questions_clean(self.cleaned_data["questions"])
+
+    def _post_clean(self):
+        super()._post_clean()
+        # The bound on all active sets together is checked under the catalog lock by the service;
+        # checked here too so the form shows it beside the field instead of an error page.
+        if not self.errors:
+            try:
+                out_of_scope_total_check(self.instance)
+            except ValidationError as exc:
+                self.add_error(None, exc)
+
+
+@admin.register(OutOfScopeSet)
+class OutOfScopeSetAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
+    """Questions no package answers, a background of the catalog's own; a save rebuilds every router index."""
+
+    form = OutOfScopeSetForm
+    list_display = ("name", "question_count", "is_active", "updated_at")
+    list_filter = ("is_active",)
+    search_fields = ("name",)
+
+    @admin.display(description="questions")
+    def question_count(self, obj):
+        return len(obj.questions or [])
+
+    def save_model(self, request, obj, form, change):
+        out_of_scope_set_save(out_of_scope_set=obj, acting_user=request.user)
+
+    def get_urls(self):
+        info = self.opts.app_label, self.opts.model_name
+        view = self.admin_site.admin_view(require_POST(self.propose_view))
+        return [path("propose/", view, name="%s_%s_propose" % info), *super().get_urls()]
+
+    def propose_view(self, request):
+        """A curator asks the model for questions (knowledge/out_of_scope.py); they arrive as an inactive set."""
+        if not self.has_add_permission(request):
+            raise PermissionDenied
+        from knowledge.out_of_scope import model_configured
+        from knowledge.tasks import propose_out_of_scope
+
+        changelist = reverse("admin:knowledge_outofscopeset_changelist")
+        if not model_configured():
+            self.message_user(
+                request,
+                "No language model is configured (LLM_PROVIDER=offline): nothing was asked. Write the questions "
+                "in a new set.",
+                messages.WARNING,
+            )
+            return HttpResponseRedirect(changelist)
+        key = uuid.uuid4().hex
+        transaction.on_commit(lambda: propose_out_of_scope.delay(key))
+        self.message_user(
+            request,
+            f"The model was asked. Its questions will appear here as an inactive set, “Proposed by the model "
+            f"({key[:12]})”: read, edit and activate it.",
+            messages.SUCCESS,
+        )
+        return HttpResponseRedirect(changelist)
 
 
 # --- search terms proposed at curation time ------------------------------------------------

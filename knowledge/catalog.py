@@ -25,7 +25,7 @@ from django.db.models import CharField, Count, F, Max
 from django.db.models.functions import Cast
 
 from knowledge.retrieval.index import entries_digest
-from knowledge.models import Package, RevisionEmbedding, RevisionSearchTerms, SynonymSet
+from knowledge.models import OutOfScopeSet, Package, RevisionEmbedding, RevisionSearchTerms, SynonymSet
 from knowledge.selectors import catalog_version_get
 
 
@@ -67,6 +67,8 @@ class Catalog:
     entries: tuple[PackageEntry, ...]
     # Curators' synonym sets, applied to questions by the router.
     synonyms: tuple[tuple[str, ...], ...] = ()
+    # Curators' active out-of-scope questions (OutOfScopeSet), a background of the catalog's own.
+    out_of_scope: tuple[str, ...] = ()
     # package_id → stored passage vector of its current revision (float32 bytes, or an equal byte view
     # into the router's dense matrix once it holds them: ``hold_vectors``; common/text/retrieval_embeddings.py).
     vectors: dict[str, bytes | memoryview] = field(default_factory=dict, repr=False, compare=False)
@@ -80,7 +82,14 @@ class Catalog:
 
     @classmethod
     def build(
-        cls, version: int, entries: list[PackageEntry], synonyms=(), vectors=None, _state=None, example_vectors=None
+        cls,
+        version: int,
+        entries: list[PackageEntry],
+        synonyms=(),
+        vectors=None,
+        _state=None,
+        example_vectors=None,
+        out_of_scope=(),
     ) -> "Catalog":
         by_key: dict[str, PackageEntry] = {}
         for entry in entries:
@@ -92,6 +101,7 @@ class Catalog:
             version=version,
             entries=tuple(entries),
             synonyms=tuple(tuple(s) for s in synonyms),
+            out_of_scope=tuple(out_of_scope),
             vectors=dict(vectors or {}),
             example_vectors=dict(example_vectors or {}),
             _by_key=by_key,
@@ -246,7 +256,9 @@ def _load(version: int) -> Catalog:
     entries = [e for e in by_pk.values() if e is not None]
     examples: dict[str, bytes] = {}
     vectors = catalog_vectors(rows, examples)
-    return Catalog.build(version, entries, _synonyms(), vectors, _state=state, example_vectors=examples)
+    return Catalog.build(
+        version, entries, _synonyms(), vectors, _state=state, example_vectors=examples, out_of_scope=_out_of_scope()
+    )
 
 
 def catalog_entries_stream(batch: int = 2000) -> Iterator[PackageEntry]:
@@ -266,6 +278,12 @@ def catalog_entries_stream(batch: int = 2000) -> Iterator[PackageEntry]:
 def catalog_synonyms() -> tuple[tuple[str, ...], ...]:
     """The curators' active synonym sets, as ``Catalog.synonyms`` holds them."""
     return tuple(tuple(s) for s in _synonyms())
+
+
+def _out_of_scope() -> tuple[str, ...]:
+    """Every active out-of-scope set's questions, in the sets' order, each question once."""
+    rows = OutOfScopeSet.objects.filter(is_active=True).order_by("name").values_list("questions", flat=True)
+    return tuple(dict.fromkeys(q for questions in rows for q in questions))
 
 
 def _synonyms() -> list[tuple[str, ...]]:
@@ -307,7 +325,7 @@ def _reload(version: int, previous: Catalog) -> Catalog:
 
     Queries: the fingerprints of accepted search terms and of vectors (2), the light list of active
     packages (1), the changed packages whole with their accepted terms and vectors (3, none when
-    nothing changed), the synonyms (1); the fingerprints' tables again only when they moved.
+    nothing changed), the synonyms and the out-of-scope sets (2); the fingerprints' tables again only when they moved.
     """
     from knowledge.embeddings import catalog_vectors
 
@@ -367,6 +385,7 @@ def _reload(version: int, previous: Catalog) -> Catalog:
         {k: v for k, v in vectors.items() if k in live},
         _state=new_state,
         example_vectors={k: v for k, v in examples.items() if k in live},
+        out_of_scope=_out_of_scope(),
     )
 
 

@@ -58,7 +58,10 @@ def index_dir() -> Path | None:
 
 
 def catalog_config(catalog, config: RouterConfig) -> RouterConfig:
-    return _with_synonyms(config, getattr(catalog, "synonyms", ()))
+    """``config`` with what curators keep catalog-wide: synonym sets, out-of-scope questions."""
+    config = _with_synonyms(config, getattr(catalog, "synonyms", ()))
+    questions = getattr(catalog, "out_of_scope", ())
+    return replace(config, out_of_scope=questions) if questions else config
 
 
 def _with_synonyms(config: RouterConfig, synonyms) -> RouterConfig:
@@ -149,6 +152,9 @@ def shared_index_build(
     index, how = _shared_index_build(catalog, catalog_config(catalog, config), fingerprint, force=force)
     if dense is not None:
         index.attach_dense(dense(catalog))
+        if index.dense is not None and index.config.out_of_scope:
+            # Embedded here, in the build (a rebuild runs beside the serving index), not by a route.
+            index.dense.questions_matrix(index.config.out_of_scope)
     _ready(how, started)
     return index
 

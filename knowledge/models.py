@@ -291,6 +291,29 @@ class SynonymSet(models.Model):
         return self.name
 
 
+class OutOfScopeSet(models.Model):
+    """Questions this catalog's users ask that no package answers ("Vocês vendem pacote com hotel?" to an
+    airline), kept by curators: a background of the catalog's own.
+
+    A message closer to one of them than to any package (by ``out_of_scope_margin``) gets no full body;
+    what the router found is listed, so the agent says it does not know instead of reading the nearest
+    article as the answer (docs/retrieval.md, "Out-of-scope questions"). Any language. Saving or
+    deactivating a set bumps the catalog version, so every process rebuilds.
+    """
+
+    name = models.CharField(max_length=100, unique=True, help_text="What the set is about (for curators).")
+    questions = models.JSONField(default=list, help_text="One question per line, as users would write it.")
+    is_active = models.BooleanField(default=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    class Meta:
+        ordering = ["name"]
+        verbose_name = "out-of-scope question set"
+
+    def __str__(self) -> str:
+        return self.name
+
+
 class RevisionSearchTerms(models.Model):
     """English and Spanish search terms, and example questions, for one revision, proposed by the LLM
     and reviewed by a curator.

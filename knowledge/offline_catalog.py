@@ -14,7 +14,13 @@ from pathlib import Path
 
 from knowledge.package_files import package_files_in, parse_package_file
 from knowledge.retrieval import Entry, RouterConfig, RouterIndex
-from knowledge.retrieval.dense import DenseIndex, EmbeddingCache, clean_questions, folder_dense_index
+from knowledge.retrieval.dense import (
+    MAX_OUT_OF_SCOPE_TOTAL,
+    DenseIndex,
+    EmbeddingCache,
+    clean_questions,
+    folder_dense_index,
+)
 
 
 def load_package_folder(directory: str | Path) -> list[Entry]:
@@ -132,6 +138,16 @@ def example_questions_file(path: str | Path) -> dict[str, tuple[str, ...]]:
         except ValueError as exc:
             raise ValueError(f"example questions of {package_id}: {exc}") from exc
     return out
+
+
+def out_of_scope_file(path: str | Path) -> tuple[str, ...]:
+    """A file of a catalog's out-of-scope questions: ``{"pt": [...], "en": [...], "es": [...]}`` (the
+    model's proposals) or a list; cleaned and bounded as curators' sets are (``dense.clean_questions``)."""
+    data = json.loads(Path(path).read_text(encoding="utf-8"))
+    lists = list(data.values()) if isinstance(data, dict) else [data]
+    if not all(isinstance(questions, list) for questions in lists):
+        raise ValueError("out-of-scope questions: a list, or a list per language")
+    return tuple(clean_questions([q for questions in lists for q in questions], limit=MAX_OUT_OF_SCOPE_TOTAL))
 
 
 def embedding_cache() -> EmbeddingCache:

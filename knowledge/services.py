@@ -20,12 +20,14 @@ from common.identifiers import PACKAGE_ID_RE, normalize_package_key
 from knowledge.models import (
     CONTENT_FIELDS,
     CatalogState,
+    OutOfScopeSet,
     Package,
     PackageOrigin,
     PackageRevision,
     RevisionSearchTerms,
     content_hash,
 )
+from knowledge.retrieval.dense import MAX_OUT_OF_SCOPE_QUESTIONS, MAX_OUT_OF_SCOPE_TOTAL, clean_questions
 from knowledge.package_files import (
     PackageFile,
     PackageFileError,
@@ -514,6 +516,54 @@ def synonym_terms_clean(raw) -> list[str]:
     if len(terms) > SYNONYM_SET_MAX_TERMS:
         raise ValidationError(f"at most {SYNONYM_SET_MAX_TERMS} terms per set")
     return terms
+
+
+def out_of_scope_questions_clean(raw) -> list[str]:
+    """One question per line (or a list) → distinct, trimmed questions; errors name the bound."""
+    try:
+        questions = clean_questions(raw, limit=MAX_OUT_OF_SCOPE_QUESTIONS)
+    except ValueError as exc:
+        raise ValidationError(str(exc)) from exc
+    if not questions:
+        raise ValidationError("at least one question")
+    return questions
+
+
+def out_of_scope_total_check(out_of_scope_set) -> None:
+    """ValidationError when, with ``out_of_scope_set`` saved, the active sets would hold more than
+    ``MAX_OUT_OF_SCOPE_TOTAL`` questions in all (each is compared with every message)."""
+    if not out_of_scope_set.is_active:
+        return
+    others = OutOfScopeSet.objects.filter(is_active=True)
+    if out_of_scope_set.pk:
+        others = others.exclude(pk=out_of_scope_set.pk)
+    total = sum(len(q) for q in others.values_list("questions", flat=True)) + len(out_of_scope_set.questions or [])
+    if total > MAX_OUT_OF_SCOPE_TOTAL:
+        raise ValidationError(
+            {"questions": [f"the active sets would hold more than {MAX_OUT_OF_SCOPE_TOTAL} questions in all"]}
+        )
+
+
+@transaction.atomic
+def out_of_scope_set_save(*, out_of_scope_set, acting_user=None):
+    """Validate and save a set of out-of-scope questions; the catalog version is bumped so every router
+    index rebuilds with them (their vectors are computed once per machine, ``background.questions_matrix``)."""
+    try:
+        out_of_scope_set.questions = out_of_scope_questions_clean(out_of_scope_set.questions)
+    except ValidationError as exc:
+        raise ValidationError({"questions": exc.messages}) from exc
+    out_of_scope_set.full_clean()
+    state = _lock_catalog()
+    out_of_scope_total_check(out_of_scope_set)
+    out_of_scope_set.save()
+    _bump_version(state)
+    logger.info(
+        "out_of_scope_set_saved id=%s questions=%d active=%s",
+        out_of_scope_set.pk,
+        len(out_of_scope_set.questions),
+        out_of_scope_set.is_active,
+    )
+    return out_of_scope_set
 
 
 @transaction.atomic

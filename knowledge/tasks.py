@@ -24,6 +24,15 @@ def suggest_search_terms(revision_pk: int) -> dict | None:
     return None if record is None else {"status": record.status}
 
 
+@shared_task(name="knowledge.propose_out_of_scope", **_DB_TASK)
+def propose_out_of_scope(request_key: str) -> dict | None:
+    """The model's out-of-scope questions for the catalog, saved as an inactive set (idempotent per key)."""
+    from knowledge.out_of_scope import out_of_scope_propose
+
+    proposed = out_of_scope_propose(request_key=request_key)
+    return None if proposed is None else {"set": proposed.pk, "questions": len(proposed.questions)}
+
+
 @shared_task(name="knowledge.embed_revision", **_DB_TASK)
 def embed_revision(revision_pk: int) -> bool:
     """The revision's passage vector for the router's dense signal (idempotent)."""

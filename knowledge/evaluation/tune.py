@@ -134,10 +134,30 @@ def example_questions(name: str) -> dict:
     return example_questions_file(path) if path.exists() else {}
 
 
+# Each catalog's out-of-scope questions (``--out-of-scope``): catalog name → the stand-in model's
+# proposals (out_of_scope.proposed.json), set as ``RouterConfig.out_of_scope`` when it routes.
+OUT_OF_SCOPE: dict[str, tuple[str, ...]] = {}
+
+
+def out_of_scope_questions(name: str) -> tuple[str, ...]:
+    """A catalog's proposed out-of-scope questions, from the file beside its dev split (none without it)."""
+    from knowledge.offline_catalog import out_of_scope_file
+
+    path = TUNING_INPUTS[name][1].parent / "out_of_scope.proposed.json"
+    return out_of_scope_file(path) if path.exists() else ()
+
+
+def with_out_of_scope(config: RouterConfig, name: str) -> RouterConfig:
+    """``config`` with the catalog's out-of-scope questions when ``--out-of-scope`` loaded them."""
+    questions = OUT_OF_SCOPE.get(name)
+    return replace(config, out_of_scope=questions) if questions else config
+
+
 def run(config: RouterConfig, name: str, entries=None, queries=None, body_chars: int = PASSAGE_BODY_CHARS):
     """``body_chars``: the passage recipe's body length (what entries are embedded as, not a router setting)."""
     entries = entries if entries is not None else catalog_entries(name)
     queries = queries if queries is not None else tuning_questions(name)
+    config = with_out_of_scope(config, name)
     index = RouterIndex(entries, config=config, dense=dense_of(name, entries, body_chars))
 
     def route(row):
@@ -245,6 +265,12 @@ GRIDS = {
     # the margin for entries without example questions, and (--example-questions) for entries with them.
     "background": {"background_margin": [9.0, 0.06, 0.07, 0.08, 0.09, 0.10, 0.11, 0.12]},
     "background_examples": {"background_margin_examples": [9.0, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10]},
+    # ... or closer to one of the catalog's own out-of-scope questions (``--out-of-scope``), per kind of the
+    # closest entry.
+    "out_of_scope": {"out_of_scope_margin": [9.0, 0.02, 0.04, 0.05, 0.06, 0.07, 0.08, 0.09, 0.10, 0.12]},
+    "out_of_scope_examples": {
+        "out_of_scope_margin_examples": [9.0, 0.0, 0.01, 0.02, 0.03, 0.04, 0.05, 0.06, 0.07, 0.08, 0.10]
+    },
     # The two whole-message rules together, for entries with example questions (--example-questions).
     "message_examples": {
         "message_full_lift_examples": [9.0, 0.03, 0.035, 0.04],
@@ -350,7 +376,8 @@ class Routed:
 
         self.name, self.queries = name, queries
         self.kinds = {e.package_id: e.kind for e in entries}
-        self.index = RouterIndex(entries, config=replace(config, rerank_weights=None), dense=dense_of(name, entries))
+        config = with_out_of_scope(replace(config, rerank_weights=None), name)
+        self.index = RouterIndex(entries, config=config, dense=dense_of(name, entries))
         self.index.collect_features = True
         self.outcomes = []
         self.messages = []  # each message's whole-message ranking (index.message_ranking_of), or None
@@ -610,8 +637,15 @@ def main() -> None:
         action="store_true",
         help="Blend each catalog's proposed example questions (example_questions.proposed.json) into its vectors",
     )
+    parser.add_argument(
+        "--out-of-scope",
+        action="store_true",
+        help="Give each catalog its proposed out-of-scope questions (out_of_scope.proposed.json)",
+    )
     args = parser.parse_args()
     base = replace(RouterConfig(), **json.loads(args.base))
+    if args.out_of_scope:
+        OUT_OF_SCOPE.update({n: out_of_scope_questions(n) for n in TUNING_INPUTS})
     if args.example_questions:
         EXAMPLES.update({n: example_questions(n) for n in TUNING_INPUTS})
     data = {n: (catalog_entries(n, p), tuning_questions(n)) for n, (p, _) in TUNING_INPUTS.items()}

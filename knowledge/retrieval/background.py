@@ -15,6 +15,9 @@ Each question is embedded as the router would embed it sent as a message (``as_r
 once per machine: an on-disk cache under ``$CONTEXTO_VAR_DIR/embeddings``, as folder catalogs'
 vectors are (``manage.py embed_packages`` fills it).
 
+``questions_matrix`` embeds any such set the same way: a catalog's own out-of-scope questions
+(``RouterConfig.out_of_scope``, kept by curators), judged by the same rule with their own margins.
+
 Pure module: no Django.
 """
 
@@ -35,9 +38,11 @@ from .splitting import split_parts_analyzed
 BACKGROUND_FILE = Path(__file__).resolve().parent / "data" / "background_questions.json"
 LANGUAGES = ("pt", "en", "es")
 _CACHE_KEY = "background-questions\n"
+_OUT_OF_SCOPE_KEY = "out-of-scope-questions\n"
+_KEPT_SETS = 8  # question sets kept per process: the background and a few catalogs' out-of-scope sets
 
 _lock = threading.Lock()
-_matrices: dict[tuple[str, int], np.ndarray] = {}  # (model id, embeddings cache generation) → matrix
+_matrices: dict[tuple, np.ndarray] = {}  # (model id, embeddings cache generation, cache key, questions) → matrix
 
 
 @cache
@@ -65,7 +70,19 @@ def background_matrix() -> np.ndarray | None:
     """(questions × DIM) unit vectors of the background questions, embedded as questions; None when
     the models cannot run. Computed once per process: about 8 s of CPU the first time on a machine,
     then read from the on-disk cache (about 15 ms)."""
-    key = (retrieval_embeddings.MODEL_ID, retrieval_embeddings.cache_generation())
+    return questions_matrix(background_questions(), _CACHE_KEY)
+
+
+def questions_matrix(questions: tuple[str, ...], cache_key: str = _OUT_OF_SCOPE_KEY) -> np.ndarray | None:
+    """(questions × DIM) unit vectors of ``questions`` embedded as the router embeds a message
+    (``as_routed``), in the router's own model; None when the models cannot run or there are none.
+
+    The background's, and a catalog's out-of-scope questions (``RouterConfig.out_of_scope``): kept per
+    process for the last few sets, and on disk per machine, so a set is embedded once (about 50 ms of
+    CPU per question) until its text or the model changes."""
+    if not questions:
+        return None
+    key = (retrieval_embeddings.MODEL_ID, retrieval_embeddings.cache_generation(), cache_key, questions)
     matrix = _matrices.get(key)
     if matrix is not None:
         return matrix
@@ -74,19 +91,21 @@ def background_matrix() -> np.ndarray | None:
     with _lock:
         matrix = _matrices.get(key)
         if matrix is None:
-            questions = [as_routed(q) for q in background_questions()]
-            text = _CACHE_KEY + "\n".join(questions)
+            routed = [as_routed(q) for q in questions]
+            text = cache_key + "\n".join(routed)
             disk = _var_cache()
-            matrix = disk.get(text, rows=len(questions))
+            matrix = disk.get(text, rows=len(routed))
             if matrix is None:
                 try:
-                    matrix = np.asarray(retrieval_embeddings.embed_queries(questions), dtype=np.float32)
+                    matrix = np.asarray(retrieval_embeddings.embed_queries(routed), dtype=np.float32)
                 except retrieval_embeddings.EmbeddingsUnavailable:
                     return None
                 try:
                     disk.put(text, matrix)
                 except OSError:
                     pass  # a read-only var dir: embedded again by the next process
-            _matrices.clear()
+            stale = [k for k in _matrices if k[:2] != key[:2]]
+            for k in stale + list(_matrices)[: max(len(_matrices) - _KEPT_SETS, 0)]:
+                _matrices.pop(k, None)
             _matrices[key] = matrix
     return matrix

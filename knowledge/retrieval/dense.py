@@ -57,6 +57,9 @@ BLEND_MAX_LENGTH = 0.99
 EXAMPLE_ROWS_SUFFIX = "\n\x1fquestion vectors\x1f"
 MAX_EXAMPLE_QUESTIONS = 12
 MAX_EXAMPLE_QUESTION_LENGTH = 200
+# A catalog's out-of-scope questions (RouterConfig.out_of_scope), per set curators keep and in all.
+MAX_OUT_OF_SCOPE_QUESTIONS = 150
+MAX_OUT_OF_SCOPE_TOTAL = 600
 
 
 def passage_text(entry, body_chars: int = PASSAGE_BODY_CHARS) -> str:
@@ -79,9 +82,11 @@ def embedded_text(passage: str, questions: Sequence[str] = ()) -> str:
     return passage + "\n\x1fexample questions\x1f\n" + "\n".join(questions)
 
 
-def clean_questions(raw) -> list[str]:
+def clean_questions(raw, limit: int = 0) -> list[str]:
     """A list of questions (or one per line) → distinct trimmed questions; ValueError past the bounds
-    (``MAX_EXAMPLE_QUESTIONS``, ``MAX_EXAMPLE_QUESTION_LENGTH`` characters each)."""
+    (``limit`` questions, ``MAX_EXAMPLE_QUESTIONS`` by default; ``MAX_EXAMPLE_QUESTION_LENGTH`` characters
+    each)."""
+    limit = limit or MAX_EXAMPLE_QUESTIONS
     if isinstance(raw, str):
         raw = raw.splitlines()
     if not isinstance(raw, (list, tuple)):
@@ -98,8 +103,8 @@ def clean_questions(raw) -> list[str]:
             raise ValueError(f"a question has at most {MAX_EXAMPLE_QUESTION_LENGTH} characters")
         seen.add(question.lower())
         questions.append(question)
-    if len(questions) > MAX_EXAMPLE_QUESTIONS:
-        raise ValueError(f"at most {MAX_EXAMPLE_QUESTIONS} questions")
+    if len(questions) > limit:
+        raise ValueError(f"at most {limit} questions")
     return questions
 
 
@@ -161,6 +166,9 @@ class DenseIndex:
         if background is None and embed_query is None:
             background = _model_background
         self._background = background
+        # Questions embedded by a stand-in ``embed_query`` (tests) for ``closest_question``, per set.
+        self._custom_embed = embed_query is not None and embed_query is not retrieval_embeddings.embed_query
+        self._question_sets: dict[tuple[str, ...], np.ndarray | None] = {}
         self._rows: list[memoryview] | None = None
         # Example questions' vectors: one or two groups of (rows, their entry slots, where each slot's
         # rows start, which slots count). The base's group (``set_example_rows``; a shared mapping when
@@ -282,6 +290,28 @@ class DenseIndex:
         if matrix is None:
             return None
         return float((matrix @ np.asarray(vector, dtype=np.float32)).max())
+
+    def closest_question(self, vector: np.ndarray, questions: tuple[str, ...]) -> float | None:
+        """The cosine of the question of ``questions`` closest to ``vector`` (a catalog's out-of-scope
+        questions, ``questions_matrix``); None without any."""
+        matrix = self.questions_matrix(questions)
+        if matrix is None:
+            return None
+        return float((matrix @ np.asarray(vector, dtype=np.float32)).max())
+
+    def questions_matrix(self, questions: tuple[str, ...]) -> np.ndarray | None:
+        """``questions`` embedded as the router embeds a message, in this index's space: the router's model
+        through ``background.questions_matrix`` (once per machine), a stand-in ``embed_query`` once per
+        index; None when there are none or they cannot be embedded."""
+        if not questions:
+            return None
+        if not self._custom_embed:
+            return background_set.questions_matrix(questions)
+        if questions not in self._question_sets:
+            rows = [self.query_vector(background_set.as_routed(q)) for q in questions]
+            ok = all(r is not None for r in rows)
+            self._question_sets[questions] = np.asarray(rows, dtype=np.float32) if ok else None
+        return self._question_sets[questions]
 
     def similarities(self, vector: np.ndarray, closest_share: float = 0.0) -> np.ndarray:
         """Cosine of every entry with the question (−1 for entries without a vector).

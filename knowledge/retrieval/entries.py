@@ -206,6 +206,16 @@ class RouterConfig:
     # 0.09 without example questions; fifteen of sixteen pick 0.05 with them (the sample's fold: 0.06).
     background_margin: float = 0.09
     background_margin_examples: float = 0.05
+    # The catalog's own out-of-scope questions: what its users ask that no entry answers, written or
+    # accepted by curators (knowledge.models.OutOfScopeSet; `evaluate_retrieval --out-of-scope FILE`). They
+    # are a background of the catalog's own: a message closer to one of them than to any entry by at least
+    # the margin gets no full body (index.background_verdict; > 2: off), per kind of the closest entry.
+    # Chosen by leave-one-catalog-out on sixteen dev splits, each with a stand-in model's proposals
+    # (docs/retrieval.md, "Out-of-scope questions"): fifteen folds pick 0.06 without example questions
+    # (energia's: 0.08), fourteen pick 0.05 with them (hospital's and university's: 0.04).
+    out_of_scope: tuple[str, ...] = ()
+    out_of_scope_margin: float = 0.06
+    out_of_scope_margin_examples: float = 0.05
     # The whole message's meaning (weights["message"], index.message_meaning) read from its parts' cosines
     # (their mean: the cosine with the parts' mean vector, up to a factor the ranking ignores) instead of
     # one more embedding of the whole message.

@@ -533,18 +533,22 @@ def message_ranking_of(index: RouterIndex, view) -> list[tuple[int, float, float
     return [(i, sim, sim - mean) for i, sim in ranked] or None
 
 
-def background_verdict(index: RouterIndex, outcomes, meaning=None) -> tuple[float, float] | None:
-    """(closest background question's cosine, closest entry's cosine) when the whole message is closer to
-    a general question about everyday life (background.py) than to any entry of the catalog, by at least
-    ``background_margin`` (``background_margin_examples`` when that entry has accepted example questions);
-    None otherwise, when both are off, when no part was embedded, or when the UI context or an ID
-    answered any part (the message is then about something on the user's screen).
+def background_verdict(index: RouterIndex, outcomes, meaning=None) -> tuple[float, float, str] | None:
+    """(closest question's cosine, closest entry's cosine, "background" or "out_of_scope") when the whole
+    message is closer to a question no entry answers than to any entry of the catalog: a general question
+    about everyday life (background.py) by at least ``background_margin``, or one of the catalog's own
+    out-of-scope questions (``out_of_scope``) by at least ``out_of_scope_margin`` (each ``…_examples``
+    when that entry has accepted example questions); None otherwise, when every margin is off, when no
+    part was embedded, or when the UI context or an ID answered any part (the message is then about
+    something on the user's screen).
 
     The message's vector is never embedded here: one part's own, or with several the whole message's as
     ``message_meaning`` embedded it (``meaning``), else the mean of the parts' vectors."""
     cfg = index.config
     dense = index.dense
-    if dense is None or min(cfg.background_margin, cfg.background_margin_examples) > 2.0:
+    general = min(cfg.background_margin, cfg.background_margin_examples) <= 2.0
+    own = bool(cfg.out_of_scope) and min(cfg.out_of_scope_margin, cfg.out_of_scope_margin_examples) <= 2.0
+    if dense is None or not (general or own):
         return None
     if all(o.meaning is None for o in outcomes):
         return None
@@ -565,11 +569,16 @@ def background_verdict(index: RouterIndex, outcomes, meaning=None) -> tuple[floa
     if vector is None or sims is None:
         return None
     top = int(np.argmax(sims))
-    margin = cfg.background_margin_examples if dense.has_examples(top) else cfg.background_margin
-    if margin > 2.0:
-        return None
-    closest = dense.closest_background(vector)
     best = float(sims[top])
-    if closest is None or closest - best < margin:
-        return None
-    return closest, best
+    examples = dense.has_examples(top)
+    margin = cfg.background_margin_examples if examples else cfg.background_margin
+    if margin <= 2.0:
+        closest = dense.closest_background(vector)
+        if closest is not None and closest - best >= margin:
+            return closest, best, "background"
+    margin = cfg.out_of_scope_margin_examples if examples else cfg.out_of_scope_margin
+    if cfg.out_of_scope and margin <= 2.0:
+        closest = dense.closest_question(vector, cfg.out_of_scope)
+        if closest is not None and closest - best >= margin:
+            return closest, best, "out_of_scope"
+    return None

@@ -270,13 +270,14 @@ def _list_bodies(outcomes: list[PartOutcome], note: Note, taken) -> None:
             o.why.setdefault(i, []).append(note)
 
 
-def _background(outcomes: list[PartOutcome], verdict: tuple[float, float]) -> None:
-    """The message is closer to a general question about everyday life than to any entry
-    (index.background_verdict): nothing is eligible for a full body, so what was found is listed (the
-    model can still fetch it). An entry fetch feedback promoted keeps its body: a user fetched it after
-    a question like this one."""
-    closest, best = verdict
-    note = ("background", 0, f"closer to a general question ({closest:.3f}) than to any entry ({best:.3f}): listed")
+def _background(outcomes: list[PartOutcome], verdict: tuple[float, float, str]) -> None:
+    """The message is closer to a question no entry answers (a general question about everyday life, or
+    one of the catalog's out-of-scope questions) than to any entry (index.background_verdict): nothing is
+    eligible for a full body, so what was found is listed (the model can still fetch it). An entry fetch
+    feedback promoted keeps its body: a user fetched it after a question like this one."""
+    closest, best, reason = verdict
+    what = "a general question" if reason == "background" else "a question the catalog does not answer"
+    note = (reason, 0, f"closer to {what} ({closest:.3f}) than to any entry ({best:.3f}): listed")
     _list_bodies(outcomes, note, lambda o, i: True)
 
 
@@ -467,7 +468,7 @@ def shape(
     budget_tokens: int | None,
     max_full: int | None,
     message_ranking: list[tuple[int, float, float]] | None = None,
-    background: tuple[float, float] | None = None,
+    background: tuple[float, float, str] | None = None,
 ) -> RouteResult:
     cfg = index.config
     n_parts = max(len(outcomes), 1)

@@ -28,6 +28,7 @@ def _same_as_a_full_load(reloaded) -> None:
     full = catalog_module._load(reloaded.version)
     assert reloaded.entries == full.entries
     assert reloaded.vectors == full.vectors and reloaded.synonyms == full.synonyms
+    assert reloaded.out_of_scope == full.out_of_scope
     assert reloaded.example_vectors == full.example_vectors
     assert reloaded._state.stamps == full._state.stamps
 
@@ -42,8 +43,9 @@ def test_a_one_package_edit_reads_that_package_whole_and_only_it(catalog):
     with CaptureQueriesContext(connection) as captured:
         reloaded = get_active_catalog()
     assert reloaded.get("PRICING_RULES").body == "Tabela nova da curadoria."
-    # The version, the two fingerprints, the light list, the changed row, its terms, its vector, the synonyms.
-    assert len(captured.captured_queries) == 8
+    # The version, the two fingerprints, the light list, the changed row, its terms, its vector, the synonyms,
+    # the out-of-scope sets.
+    assert len(captured.captured_queries) == 9
     bodies = _body_reads(captured.captured_queries)
     pk = Package.objects.get(package_id="PRICING_RULES").pk
     assert len(bodies) == 1 and f"IN ({pk})" in bodies[0]
@@ -59,7 +61,7 @@ def test_a_version_bump_without_a_package_change_reads_no_body(catalog):
     with CaptureQueriesContext(connection) as captured:
         reloaded = get_active_catalog()
     assert reloaded.version == catalog_version_get() and not _body_reads(captured.captured_queries)
-    assert len(captured.captured_queries) == 5
+    assert len(captured.captured_queries) == 6  # the version, two fingerprints, the light list, two sets
     assert all(a is b for a, b in zip(reloaded.entries, catalog.entries))
 
 

@@ -1,4 +1,5 @@
 import json
+from dataclasses import replace
 
 from django.core.management.base import BaseCommand, CommandError
 
@@ -39,6 +40,12 @@ class Command(BaseCommand):
             metavar="FILE",
             help='With --catalog: JSON of example questions per package ({"PKG": {"pt": [...], "en": [...], '
             '"es": [...]}}), blended into the packages\' vectors as accepted questions are.',
+        )
+        parser.add_argument(
+            "--out-of-scope",
+            metavar="FILE",
+            help='With --catalog: JSON of questions no package answers ({"pt": [...], "en": [...], "es": [...]} '
+            "or a list), used as curators' out-of-scope sets are.",
         )
         parser.add_argument("--verbose", action="store_true", help="Print every question that missed.")
         parser.add_argument("--json", action="store_true", help="Print the figures as JSON.")
@@ -94,8 +101,17 @@ class Command(BaseCommand):
             raise CommandError("--search-terms needs --catalog (the database catalog indexes its accepted terms)")
         if options["example_questions"] and not options["catalog"]:
             raise CommandError("--example-questions needs --catalog (the database catalog embeds its accepted ones)")
+        if options["out_of_scope"] and not options["catalog"]:
+            raise CommandError(
+                "--out-of-scope needs --catalog (the database catalog uses its active out-of-scope sets)"
+            )
         if options["catalog"]:
-            from knowledge.offline_catalog import example_questions_file, folder_index, search_terms_file
+            from knowledge.offline_catalog import (
+                example_questions_file,
+                folder_index,
+                out_of_scope_file,
+                search_terms_file,
+            )
 
             terms = None
             if options["search_terms"]:
@@ -110,8 +126,14 @@ class Command(BaseCommand):
                     examples = example_questions_file(options["example_questions"])
                 except (OSError, ValueError) as exc:
                     raise CommandError(f"Cannot read {options['example_questions']}: {exc}") from exc
+            config = router_config()
+            if options["out_of_scope"]:
+                try:
+                    config = replace(config, out_of_scope=out_of_scope_file(options["out_of_scope"]))
+                except (OSError, ValueError) as exc:
+                    raise CommandError(f"Cannot read {options['out_of_scope']}: {exc}") from exc
             try:
-                index = folder_index(options["catalog"], router_config(), search_terms=terms, examples=examples)
+                index = folder_index(options["catalog"], config, search_terms=terms, examples=examples)
             except (OSError, ValueError, PackageFileError) as exc:
                 raise CommandError(f"Cannot load the catalog {options['catalog']}: {exc}") from exc
 

@@ -88,6 +88,7 @@ def deterministic_embeddings() -> Iterator[None]:
 
     saved = (dict(embeddings._state), offline_catalog.embedding_cache, os.environ.get("CONTEXTO_EMBEDDINGS"))
     saved_use, saved_background = dict(use_embeddings._state), background.background_matrix
+    saved_questions = background.questions_matrix
     retrieval_embeddings.clear_cache()
     embeddings._state.update(model=_StandInModel(), failed=False)
     use_embeddings._state.update(model=_StandInUse(), failed=False)
@@ -96,6 +97,9 @@ def deterministic_embeddings() -> Iterator[None]:
     # measured against them its verdict takes the bodies of a third of the questions, hiding the paths
     # this snapshot is for. The background has its own tests (tests/knowledge/retrieval/test_background.py).
     background.background_matrix = lambda: None
+    # Nor out-of-scope questions in the router's model's space (a catalog's own background, the same
+    # rule): none is embedded by the stand-in, and none is written to the on-disk vector cache.
+    background.questions_matrix = lambda questions, cache_key=None: None
     os.environ["CONTEXTO_EMBEDDINGS"] = "on"
     try:
         yield
@@ -105,6 +109,7 @@ def deterministic_embeddings() -> Iterator[None]:
         use_embeddings._state.update(saved_use)
         offline_catalog.embedding_cache = saved[1]
         background.background_matrix = saved_background
+        background.questions_matrix = saved_questions
         if saved[2] is None:
             os.environ.pop("CONTEXTO_EMBEDDINGS", None)
         else:
