@@ -42,10 +42,9 @@ SYSTEM_PROMPT = (
 
 def _provider():
     """The configured model, or None for the offline provider (it cannot propose anything)."""
-    from llm.runtime import llm_settings, provider_for_settings
+    from llm.runtime import curation_provider
 
-    config = llm_settings()
-    return None if config.provider == "offline" else provider_for_settings(config)
+    return curation_provider()
 
 
 def model_configured() -> bool:

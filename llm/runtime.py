@@ -59,6 +59,13 @@ def provider_for_settings(config: LLMSettings) -> LLMProvider:
         return provider
 
 
+def curation_provider() -> LLMProvider | None:
+    """The globally configured model for curation-time proposals (search terms, example and out-of-scope
+    questions), or None for the offline provider: it cannot propose anything."""
+    config = llm_settings()
+    return None if config.provider == "offline" else provider_for_settings(config)
+
+
 def clear_llm_caches() -> None:
     llm_settings.cache_clear()
     with _providers_lock:
