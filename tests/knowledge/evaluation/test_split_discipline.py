@@ -54,6 +54,8 @@ def _tuning_files() -> list[Path]:
     # tuning measures: a test question in one would be measured against itself.
     files.extend(sorted(CATALOGS.glob("*/example_questions.proposed.json")))
     files.extend(sorted(CATALOGS.glob("*/search_terms.proposed.json")))
+    # The stand-in model's out-of-scope questions: a test question among them would be set against itself.
+    files.extend(sorted(CATALOGS.glob("*/out_of_scope.proposed.json")))
     return files
 
 

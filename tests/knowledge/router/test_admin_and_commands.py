@@ -68,3 +68,33 @@ def test_evaluate_retrieval_rejects_a_bad_file(tmp_path, catalog):
     bad.write_text('[{"query": 1}]')
     with pytest.raises(CommandError, match="needs a 'query' string"):
         call_command("evaluate_retrieval", str(bad))
+
+
+def test_evaluate_retrieval_measures_a_folder_with_out_of_scope_questions(tmp_path, capsys):
+    # The folder's out-of-domain question, set beside an out-of-scope set the catalog does not answer:
+    # its out-of-domain precision counts it clean only with the set (stand-in margins: any closer question).
+    import pytest
+    from django.core.management.base import CommandError
+
+    from common.text import retrieval_embeddings
+
+    packages = Path(settings.BASE_DIR) / "knowledge" / "evaluation" / "catalogs" / "aereo"
+    questions = tmp_path / "q.json"
+    questions.write_text(
+        json.dumps([{"query": "Vocês vendem pacote com passagem e hotel em Vila Aurora?", "expected": []}]),
+        encoding="utf-8",
+    )
+    own = tmp_path / "own.json"
+    own.write_text(json.dumps({"pt": ["Vocês vendem pacote de viagem com hotel incluso?"]}), encoding="utf-8")
+    args = ["evaluate_retrieval", str(questions), "--catalog", str(packages / "packages"), "--json"]
+    if retrieval_embeddings.available():
+        call_command(*args)
+        assert json.loads(capsys.readouterr().out)["by_kind"]["all"]["ood_precision"]["ok"] == 0
+        call_command(*args, "--out-of-scope", str(own))
+        assert json.loads(capsys.readouterr().out)["by_kind"]["all"]["ood_precision"]["ok"] == 1
+    bad = tmp_path / "bad.json"
+    bad.write_text('{"pt": "not a list"}', encoding="utf-8")
+    with pytest.raises(CommandError, match="Cannot read .*a list"):
+        call_command(*args, "--out-of-scope", str(bad))
+    with pytest.raises(CommandError, match="--out-of-scope needs --catalog"):
+        call_command("evaluate_retrieval", str(questions), "--out-of-scope", str(own))
