@@ -25,6 +25,7 @@ KNOWLEDGE_FOR_ANY_STAFF = {
     "knowledge.catalogstate": STAFF_READ,
     "knowledge.fetchfeedback": STAFF_READ,
     "knowledge.synonymset": STAFF_READ,
+    "knowledge.outofscopeset": STAFF_READ,
     "knowledge.revisionsearchterms": STAFF_READ,
 }
 
@@ -35,6 +36,7 @@ DESIGN: dict[str, dict[str, set[str]]] = {
         "knowledge.catalogstate": {V},
         "knowledge.fetchfeedback": {V},
         "knowledge.synonymset": {V, A, C},
+        "knowledge.outofscopeset": {V, A, C},
         "knowledge.revisionsearchterms": {V, C},
         "conversations.agent": {V, C},
         "conversations.session": {V, C},
@@ -91,6 +93,7 @@ NOBODY = {
     "knowledge.catalogstate": {A, C, D},
     "knowledge.fetchfeedback": {A, C, D},
     "knowledge.synonymset": {D},
+    "knowledge.outofscopeset": {D},
     "knowledge.revisionsearchterms": {A, D},
     "conversations.session": {A},
     "conversations.message": {A},
