@@ -6,14 +6,12 @@ revision per change, the catalog version bumped for every process. The
 "curators" group edits; other staff read.
 """
 
-import uuid
 
 from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.utils import unquote
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.core.paginator import Paginator
-from django.db import transaction
 from django.db.models import OuterRef, Subquery
 from django.http import Http404, HttpResponseRedirect
 from django.template.response import TemplateResponse
@@ -587,8 +585,7 @@ class OutOfScopeSetAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
         """A curator asks the model for questions (knowledge/out_of_scope.py); they arrive as an inactive set."""
         if not self.has_add_permission(request):
             raise PermissionDenied
-        from knowledge.out_of_scope import model_configured
-        from knowledge.tasks import propose_out_of_scope
+        from knowledge.out_of_scope import model_configured, out_of_scope_propose_request, proposal_name
 
         changelist = reverse("admin:knowledge_outofscopeset_changelist")
         if not model_configured():
@@ -599,12 +596,16 @@ class OutOfScopeSetAdmin(StaffReadCuratorWriteMixin, admin.ModelAdmin):
                 messages.WARNING,
             )
             return HttpResponseRedirect(changelist)
-        key = uuid.uuid4().hex
-        transaction.on_commit(lambda: propose_out_of_scope.delay(key))
+        key = out_of_scope_propose_request()
+        if key is None:
+            self.message_user(
+                request, "The task queue cannot be reached: nothing was asked. Try again later.", messages.ERROR
+            )
+            return HttpResponseRedirect(changelist)
         self.message_user(
             request,
-            f"The model was asked. Its questions will appear here as an inactive set, “Proposed by the model "
-            f"({key[:12]})”: read, edit and activate it.",
+            f"The model was asked. Its questions will appear here as an inactive set, “{proposal_name(key)}”: "
+            "read, edit and activate it.",
             messages.SUCCESS,
         )
         return HttpResponseRedirect(changelist)

@@ -12,16 +12,14 @@ counts only, never package text or questions.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 
 from django.core.exceptions import ValidationError
 
 from knowledge.models import OutOfScopeSet, Package
 from knowledge.retrieval.dense import MAX_EXAMPLE_QUESTION_LENGTH, MAX_OUT_OF_SCOPE_QUESTIONS
 from knowledge.services import out_of_scope_set_save
-from llm.base import ChatMessage, LLMRequest, ProviderUnavailable
+from llm.base import ChatMessage, LLMRequest, ProviderUnavailable, reply_json_object
 
 logger = logging.getLogger(__name__)
 
@@ -69,12 +67,7 @@ def catalog_digest() -> str:
 def parse_questions(text: str) -> list[str]:
     """The model's JSON answer (tolerating a code fence or prose around it) → its questions, language
     by language, too long ones dropped, at most ``MAX_OUT_OF_SCOPE_QUESTIONS``; ValueError without any."""
-    match = re.search(r"\{.*\}", text or "", re.DOTALL)
-    if not match:
-        raise ValueError("no JSON object")
-    data = json.loads(match.group(0))
-    if not isinstance(data, dict):
-        raise ValueError("not an object")
+    data = reply_json_object(text)
     questions: list[str] = []
     seen: set[str] = set()
     for lang in LANGUAGES:
@@ -89,6 +82,22 @@ def parse_questions(text: str) -> list[str]:
     if not questions:
         raise ValueError("no questions")
     return questions[:MAX_OUT_OF_SCOPE_QUESTIONS]
+
+
+def out_of_scope_propose_request() -> str | None:
+    """Queue the model's proposal (Celery ``knowledge.propose_out_of_scope``); the key its set will be
+    named after, or None when the broker cannot be reached (nothing is queued, the curator is told)."""
+    import uuid
+
+    from knowledge.tasks import propose_out_of_scope
+
+    key = uuid.uuid4().hex
+    try:
+        propose_out_of_scope.delay(key)
+    except Exception as exc:  # a boundary: any broker failure means "not queued", never a 500
+        logger.warning("out_of_scope_propose_not_queued error=%s", type(exc).__name__)
+        return None
+    return key
 
 
 def proposal_name(request_key: str) -> str:

@@ -19,9 +19,7 @@ Logs carry IDs, statuses and counts only, never package text or terms.
 
 from __future__ import annotations
 
-import json
 import logging
-import re
 
 from django.conf import settings
 from django.core.exceptions import ValidationError
@@ -31,7 +29,7 @@ from django.utils import timezone
 from knowledge.models import CatalogState, PackageRevision, RevisionSearchTerms
 from knowledge.retrieval.dense import MAX_EXAMPLE_QUESTION_LENGTH
 from knowledge.retrieval.dense import clean_questions as dense_clean_questions
-from llm.base import ChatMessage, LLMRequest, ProviderUnavailable
+from llm.base import ChatMessage, LLMRequest, ProviderUnavailable, reply_json_object
 
 logger = logging.getLogger(__name__)
 
@@ -140,12 +138,7 @@ def clean_questions(raw) -> list[str]:
 def parse_proposal(text: str) -> dict:
     """The model's JSON answer (tolerating a code fence or prose around it) →
     {"en": [...], "es": [...], "questions": {"pt": [...], "en": [...], "es": [...]}}."""
-    match = re.search(r"\{.*\}", text or "", re.DOTALL)
-    if not match:
-        raise ValueError("no JSON object")
-    data = json.loads(match.group(0))
-    if not isinstance(data, dict):
-        raise ValueError("not an object")
+    data = reply_json_object(text)
     out: dict = {}
     for lang in LANGUAGES:
         values = data.get(lang) or []

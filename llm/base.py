@@ -8,6 +8,8 @@ escapes a provider.
 
 from __future__ import annotations
 
+import json
+import re
 from dataclasses import dataclass, field
 from typing import Literal, Protocol
 
@@ -99,3 +101,15 @@ class LLMProvider(Protocol):
     name: str
 
     def complete(self, request: LLMRequest) -> LLMResult: ...
+
+
+def reply_json_object(text: str | None) -> dict:
+    """The JSON object a model's reply holds, tolerating a code fence or prose around it; ValueError
+    (``json.JSONDecodeError`` included) when there is none."""
+    match = re.search(r"\{.*\}", text or "", re.DOTALL)
+    if not match:
+        raise ValueError("no JSON object")
+    data = json.loads(match.group(0))
+    if not isinstance(data, dict):
+        raise ValueError("not an object")
+    return data

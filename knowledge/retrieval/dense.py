@@ -82,11 +82,9 @@ def embedded_text(passage: str, questions: Sequence[str] = ()) -> str:
     return passage + "\n\x1fexample questions\x1f\n" + "\n".join(questions)
 
 
-def clean_questions(raw, limit: int = 0) -> list[str]:
+def clean_questions(raw, limit: int = MAX_EXAMPLE_QUESTIONS) -> list[str]:
     """A list of questions (or one per line) → distinct trimmed questions; ValueError past the bounds
-    (``limit`` questions, ``MAX_EXAMPLE_QUESTIONS`` by default; ``MAX_EXAMPLE_QUESTION_LENGTH`` characters
-    each)."""
-    limit = limit or MAX_EXAMPLE_QUESTIONS
+    (``limit`` questions, ``MAX_EXAMPLE_QUESTION_LENGTH`` characters each)."""
     if isinstance(raw, str):
         raw = raw.splitlines()
     if not isinstance(raw, (list, tuple)):

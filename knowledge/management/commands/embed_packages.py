@@ -9,7 +9,8 @@ class Command(BaseCommand):
     help = (
         "Compute the passage vector (the router's dense signal) of every active package's current revision "
         "that lacks one of the current model, and the vectors of the background questions and of the catalog's "
-        "out-of-scope questions (kept under the var dir, so the first route of a process does not embed them); with CONTEXTO_EMBEDDINGS=off it does nothing."
+        "out-of-scope questions (kept under the var dir, so the first route of a process does not embed them); "
+        "with CONTEXTO_EMBEDDINGS=off it does nothing."
     )
 
     def handle(self, *args, **options):

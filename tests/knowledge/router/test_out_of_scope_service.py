@@ -183,3 +183,18 @@ def test_staff_who_are_not_curators_cannot_ask_the_model(catalog, client, staff_
     stub = _configured(monkeypatch, PROPOSAL)
     client.force_login(staff_reader)
     assert client.post(PROPOSE).status_code == 403 and not stub.requests
+
+
+def test_with_the_queue_unreachable_the_curator_is_told_and_nothing_is_asked(catalog, client, curator, monkeypatch):
+    from knowledge import tasks
+
+    stub = _configured(monkeypatch, PROPOSAL)
+
+    def down(*args, **kwargs):
+        raise OSError("connection refused")
+
+    monkeypatch.setattr(tasks.propose_out_of_scope, "delay", down)
+    client.force_login(curator)
+    response = client.post(PROPOSE, follow=True)
+    assert response.status_code == 200 and "The task queue cannot be reached" in response.content.decode()
+    assert not stub.requests and not OutOfScopeSet.objects.exists()
